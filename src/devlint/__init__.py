@@ -1,0 +1,3 @@
+"""devlint: a static device-placement linter for PyTorch programs."""
+
+__version__ = "0.1.0"

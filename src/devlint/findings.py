@@ -1,0 +1,93 @@
+"""The plain data that flows from the analysis to suppression, ranking and reporters.
+
+Kept free of libcst and rich so that reporters, the cache and worker processes can pass
+findings around cheaply (they pickle and serialise to JSON without help).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def order(self) -> int:
+        """Lower is more urgent."""
+        return {"error": 0, "warning": 1, "info": 2}[self.value]
+
+    def at_least(self, threshold: "Severity") -> bool:
+        return self.order <= threshold.order
+
+
+class Confidence(str, enum.Enum):
+    DEFINITE = "definite"
+    LIKELY = "likely"
+
+
+class Phase(str, enum.Enum):
+    """When, in a run, the crash would happen. Later phases waste more hours."""
+
+    MODULE = "module"  # at import / module level, before training
+    TRAINING = "training"  # the first training step
+    EVALUATION = "evaluation"  # after the first epoch, in validation / evaluation
+    CHECKPOINT = "checkpoint"  # when a checkpoint is saved or reloaded
+    INFERENCE = "inference"  # in inference / prediction code
+    UNKNOWN = "unknown"
+
+    @property
+    def cost(self) -> int:
+        """Higher means the crash wastes more time before it shows."""
+        return {
+            "evaluation": 4,
+            "checkpoint": 4,
+            "inference": 3,
+            "training": 1,
+            "module": 0,
+            "unknown": 0,
+        }[self.value]
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A replacement of a source span, computed by a rule, applied by the fixer."""
+
+    description: str
+    safe: bool
+    # (line, col, end_line, end_col) 1-based, end exclusive column, plus replacement text
+    edits: tuple[tuple[int, int, int, int, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    name: str
+    severity: Severity
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    message: str
+    confidence: Confidence = Confidence.DEFINITE
+    phase: Phase = Phase.UNKNOWN
+    cell: int | None = None
+    fix: Fix | None = None
+    # lines of the whole statement that holds the finding, for suppression comments
+    statement_lines: tuple[int, int] | None = None
+    # enclosing function / class and normalised statement source, for baselines
+    context: str = ""
+    snippet: str = ""
+    rank: int = 0
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None
+
+    def with_(self, **changes) -> "Finding":
+        return replace(self, **changes)

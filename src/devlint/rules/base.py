@@ -1,0 +1,70 @@
+"""The declarative shape of a rule: its contract text, its examples and one small check.
+
+A rule never walks the syntax tree for what the analysis already knows: its `check` reads the
+events of an analysed `Program` and says which of them is a bug, and how to say so.
+"""
+
+from __future__ import annotations
+
+import enum
+import textwrap
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
+
+from devlint.findings import Confidence, Severity
+
+if TYPE_CHECKING:  # pragma: no cover
+    import libcst as cst
+
+    from devlint.analysis.program import Program
+
+
+class FixSafety(str, enum.Enum):
+    NONE = "none"
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass
+class Report:
+    """What a check yields: the node to point at and what to say."""
+
+    node: "cst.CSTNode"
+    message: str
+    confidence: Confidence = Confidence.DEFINITE
+    # the statement (or other node) whose position says when the crash happens
+    phase_node: "cst.CSTNode | None" = None
+    fix: object | None = None  # a devlint.fixes.FixPlan, attached by rules that can fix
+
+
+CheckFn = Callable[["Program"], Iterable[Report]]
+
+
+@dataclass
+class Rule:
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    why: str
+    bad: str
+    good: str
+    fix: FixSafety = FixSafety.NONE
+    default_enabled: bool = True
+    limits: str = ""
+    checks: list[CheckFn] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.why = textwrap.dedent(self.why).strip()
+        self.bad = textwrap.dedent(self.bad).strip("\n")
+        self.good = textwrap.dedent(self.good).strip("\n")
+        self.limits = textwrap.dedent(self.limits).strip()
+
+    def check(self, fn: CheckFn) -> CheckFn:
+        """Decorator: register `fn` as (one of) this rule's checks."""
+        self.checks.append(fn)
+        return fn
+
+    def run(self, program: "Program") -> Iterator[Report]:
+        for check in self.checks:
+            yield from check(program)
