@@ -5,7 +5,61 @@ This is the unit of work a worker process runs; it takes and returns plain data.
 
 from __future__ import annotations
 
-from devlint.findings import Finding
+import sys
+
+import libcst as cst
+
+from devlint.analysis.interp import Interpreter
+from devlint.analysis.names import collect_imports
+from devlint.analysis.program import Program
+from devlint.findings import Finding, Severity
+from devlint.rules import all_rules, rule_by_code
+
+
+def parse_error(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
+    rule = rule_by_code("DEV000")
+    assert rule is not None
+    return Finding(
+        code=rule.code,
+        name=rule.name,
+        severity=Severity.ERROR,
+        path=path,
+        line=line,
+        column=column,
+        end_line=line,
+        end_column=column,
+        message=message,
+        statement_lines=(line, line),
+    )
+
+
+def parse(text: str, path: str) -> cst.Module | Finding:
+    """The libcst module, or a DEV000 finding that says why it could not be parsed."""
+    try:
+        return cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        return parse_error(path, f"cannot parse this file: {exc.message} (nothing in it was checked)",
+                           max(exc.raw_line, 1), max(exc.raw_column, 0) + 1)
+    except RecursionError:
+        return parse_error(path, "cannot parse this file: it is nested too deeply (nothing in it was checked)")
+    except Exception as exc:  # libcst raises a few other error types on odd input
+        return parse_error(path, f"cannot parse this file: {exc} (nothing in it was checked)")
+
+
+def analyse(module: cst.Module, path: str, *, package: str = "",
+            move_helpers: frozenset[str] = frozenset(),
+            device_helpers: frozenset[str] = frozenset()) -> Program:
+    imports = collect_imports(module, package)
+    interpreter = Interpreter(module, imports, path=path, move_helpers=move_helpers,
+                              device_helpers=device_helpers)
+    limit = sys.getrecursionlimit()
+    if limit < 10000:
+        sys.setrecursionlimit(10000)
+    try:
+        interpreter.run()
+    finally:
+        sys.setrecursionlimit(limit)
+    return Program(path, module, interpreter, interpreter.events)
 
 
 def check_text(
@@ -14,6 +68,8 @@ def check_text(
     *,
     enabled: frozenset[str] | None = None,
     project: object | None = None,
+    move_helpers: frozenset[str] = frozenset(),
+    device_helpers: frozenset[str] = frozenset(),
 ) -> list[Finding]:
     """Analyse one Python source and return its findings (unsuppressed, unranked).
 
@@ -21,4 +77,26 @@ def check_text(
     gives one DEV000 finding. Suppression comments, configuration and ranking are applied
     by the caller (devlint.runner).
     """
-    raise NotImplementedError  # filled in by the analysis core
+    parsed = parse(text, path)
+    if isinstance(parsed, Finding):
+        return [parsed] if enabled is None or "DEV000" in enabled else []
+    rules = [r for r in all_rules() if r.checks and (enabled is None or r.code in enabled)]
+    if not rules:
+        return []
+    try:
+        program = analyse(parsed, path, move_helpers=move_helpers, device_helpers=device_helpers)
+    except RecursionError:
+        return [parse_error(path, "the file is nested too deeply to analyse (nothing in it was checked)")]
+    findings: list[Finding] = []
+    seen: set[tuple[str, int]] = set()
+    for rule in rules:
+        for report in rule.run(program):
+            ctx = getattr(report, "ctx", None)
+            finding = program.finding(rule, report, ctx)
+            key = (rule.code, finding.line)
+            if key in seen:
+                continue
+            seen.add(key)
+            findings.append(finding)
+    findings.sort(key=lambda f: (f.line, f.column, f.code))
+    return findings

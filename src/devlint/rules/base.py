@@ -34,7 +34,8 @@ class Report:
     confidence: Confidence = Confidence.DEFINITE
     # the statement (or other node) whose position says when the crash happens
     phase_node: "cst.CSTNode | None" = None
-    fix: object | None = None  # a devlint.fixes.FixPlan, attached by rules that can fix
+    fix: object | None = None  # a devlint.findings.Fix, attached by rules that can fix
+    ctx: object | None = None  # the analysis Context of the event (phase, statement)
 
 
 CheckFn = Callable[["Program"], Iterable[Report]]

@@ -1,0 +1,1 @@
+"""The placement analysis: abstract interpretation of a program's device placement."""

@@ -1,0 +1,1861 @@
+"""Flow-sensitive abstract interpretation of device placement.
+
+Statements run in program order over an environment of abstract values; `if` branches are
+analysed separately and joined (a value moved on one branch only is "on the host when ..."),
+loops run twice, calls to functions of the program are analysed with the caller's abstract
+arguments. Every fact a rule needs is recorded as an event; the interpreter itself reports
+nothing.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+from dataclasses import replace
+from typing import Callable, Iterable
+
+import libcst as cst
+
+from devlint.analysis.events import Context, Event, HostUse, Made, Meet, Move
+from devlint.analysis.names import ImportTable, canonical, dotted
+from devlint.analysis.values import (
+    CONTAINERS,
+    HOST,
+    NO_TENSORS,
+    NONE_VALUE,
+    ORIGIN_AFTER_MOVE,
+    ORIGIN_ATTRIBUTE,
+    ORIGIN_BATCH,
+    ORIGIN_DATA,
+    ORIGIN_FACTORY,
+    ORIGIN_MODULE,
+    ORIGIN_OTHER,
+    ORIGIN_OUTSIDE_TREE,
+    ORIGIN_TOKENIZER,
+    SCALAR,
+    STR,
+    TENSORISH,
+    UNKNOWN,
+    UNKNOWN_PLACE,
+    Kind,
+    Origin,
+    Placement,
+    Value,
+    Where,
+    device_at,
+    join,
+    new_obj_id,
+)
+from devlint.knowledge import libraries as lib
+from devlint.knowledge import matches
+from devlint.knowledge import torch as tk
+
+MAX_CALL_DEPTH = 6
+_BUILTINS = frozenset(dir(builtins))
+_EVAL_NAME = re.compile(r"(^|_)(eval|evaluate|evaluation|valid|validate|validation|val|test)(_|$)", re.I)
+
+_EMPTY_MODULE = cst.Module(body=[])
+_NON_TENSOR_ATTRS = frozenset({"shape", "ndim", "dtype", "requires_grad", "is_cuda", "is_leaf",
+                               "grad_fn", "names", "layout", "is_sparse", "device"})
+
+
+def code_of(node: cst.CSTNode) -> str:
+    """Source text of a node (used for messages; only on the paths that need it)."""
+    try:
+        return _EMPTY_MODULE.code_for_node(node).strip()
+    except Exception:  # pragma: no cover - defensive: messages must never crash the run
+        return "?"
+
+
+def _terminates(body: Iterable[cst.CSTNode]) -> bool:
+    """True when a block always leaves (return / raise / continue / break as last statement)."""
+    stmts = list(body)
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, (cst.Return, cst.Raise, cst.Continue, cst.Break)) for s in last.body)
+    return False
+
+
+def _block(node: cst.BaseSuite) -> list[cst.CSTNode]:
+    if isinstance(node, cst.IndentedBlock):
+        return list(node.body)
+    if isinstance(node, cst.SimpleStatementSuite):
+        return [cst.SimpleStatementLine(body=node.body)]
+    return []
+
+
+def _string_value(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        try:
+            value = node.evaluated_value
+        except Exception:
+            return None
+        return value if isinstance(value, str) else None
+    if isinstance(node, cst.ConcatenatedString):
+        left, right = _string_value(node.left), _string_value(node.right)
+        if left is not None and right is not None:
+            return left + right
+    return None
+
+
+def _fstring_prefix(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.FormattedString):
+        text = "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText))
+        return text
+    return None
+
+
+def device_string_place(text: str, node: cst.CSTNode | None = None) -> Placement | None:
+    """Placement named by a device string such as "cuda:1" or "cpu"; None for other strings."""
+    t = text.strip().lower()
+    if t == "cpu" or t.startswith("cpu:"):
+        return HOST
+    if t in ("cuda", "mps", "xpu", "npu", "hpu", "xla", "meta") or re.fullmatch(r"(cuda|xpu|npu|mps|hpu):\d+", t):
+        return device_at(text.strip(), node)
+    return None
+
+
+class Frame:
+    """The state of one function activation (or of the module body)."""
+
+    __slots__ = ("env", "ctx", "returns", "depth", "module_level", "self_name", "fn")
+
+    def __init__(self, env: dict[str, Value], ctx: Context, depth: int, module_level: bool,
+                 fn: cst.CSTNode | None = None) -> None:
+        self.env = env
+        self.ctx = ctx
+        self.returns: list[Value] = []
+        self.depth = depth
+        self.module_level = module_level
+        self.self_name = ""
+        self.fn = fn
+
+
+class ClassInfo:
+    """What the interpreter knows about a class of the analysed program."""
+
+    def __init__(self, node: cst.ClassDef, qualname: str, bases: list[Value]) -> None:
+        self.node = node
+        self.name = node.name.value
+        self.qualname = qualname
+        self.bases = bases
+        self.methods: dict[str, cst.FunctionDef] = {}
+        self.class_attrs: dict[str, cst.BaseExpression] = {}
+        for stmt in _block(node.body):
+            if isinstance(stmt, cst.FunctionDef):
+                self.methods[stmt.name.value] = stmt
+            elif isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign):
+                        for t in small.targets:
+                            if isinstance(t.target, cst.Name):
+                                self.class_attrs[t.target.value] = small.value
+                    elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                        if isinstance(small.target, cst.Name):
+                            self.class_attrs[small.target.value] = small.value
+        self.is_module = False
+        self.is_dataset = False
+        self.framework_managed = False
+        self.library_base = ""
+
+
+class Interpreter:
+    """Runs one module's statements over abstract values and records events."""
+
+    def __init__(self, module: cst.Module, imports: ImportTable, *, path: str = "",
+                 move_helpers: frozenset[str] = frozenset(),
+                 device_helpers: frozenset[str] = frozenset()) -> None:
+        self.module = module
+        self.imports = imports
+        self.path = path
+        self.events: list[Event] = []
+        self.module_env: dict[str, Value] = {}
+        self.classes: dict[int, ClassInfo] = {}  # id(ClassDef) -> info
+        self.analysed: set[int] = set()  # ids of FunctionDefs analysed in some context
+        self.moved_classes: set[int] = set()  # ids of ClassDefs with an instance moved to a device
+        self.device_in_play = False
+        self.move_helpers = move_helpers
+        self.device_helpers = device_helpers
+        self._memo: dict[tuple, tuple[Value, dict[int, Value]]] = {}
+        self._active: list[int] = []
+        self._stmt: cst.CSTNode | None = None
+        self._seen_events: set[tuple] = set()
+
+    # ------------------------------------------------------------------ entry points
+    def run(self) -> None:
+        frame = Frame(self.module_env, Context(), 0, True)
+        self.exec_block(self.module.body, frame)
+        self.module_env = frame.env
+        self._analyse_the_rest()
+
+    def _analyse_the_rest(self) -> None:
+        """Functions and methods no call reached are analysed once with unknown arguments."""
+        for stmt in self.module.body:
+            if isinstance(stmt, cst.FunctionDef) and id(stmt) not in self.analysed:
+                self.call_function(stmt, [], {}, stmt, Frame(self.module_env, Context(), 0, True))
+        for info in list(self.classes.values()):
+            if info.is_dataset:
+                continue  # a dataset's methods run where a DataLoader iterates it
+            instance = None
+            for name, method in info.methods.items():
+                if id(method) in self.analysed or name.startswith("__") and name != "__call__":
+                    continue
+                if instance is None:
+                    instance = self._standalone_instance(info)
+                self.call_function(method, [instance], {}, method,
+                                   Frame(self.module_env, Context(), 0, True),
+                                   class_info=info, is_method=True)
+
+    def _standalone_instance(self, info: ClassInfo) -> Value:
+        frame = Frame(self.module_env, Context(), 0, True)
+        value = self.instantiate(info, [], {}, info.node, frame, run_init=True)
+        if info.is_module and id(info.node) in self.moved_classes:
+            value = self.move_module(value, device_at("device"))
+        return value
+
+    # ------------------------------------------------------------------ events
+    def emit(self, event: Event) -> None:
+        key = (type(event).__name__, id(event.node), getattr(event, "operation", ""),
+               id(getattr(getattr(event, "host", None), "origin", None) or 0))
+        if isinstance(event, Meet):
+            key = ("Meet", id(event.node), event.host.origin.category if event.host.origin else "",
+                   id(event.host.origin.node) if event.host.origin and event.host.origin.node else 0)
+        if key in self._seen_events:
+            return
+        self._seen_events.add(key)
+        self.events.append(event)
+
+    def ctx(self, frame: Frame) -> Context:
+        if self._stmt is not frame.ctx.statement:
+            return replace(frame.ctx, statement=self._stmt)
+        return frame.ctx
+
+    # ------------------------------------------------------------------ statements
+    def exec_block(self, stmts: Iterable[cst.CSTNode], frame: Frame) -> None:
+        for stmt in stmts:
+            self.exec_stmt(stmt, frame)
+
+    def exec_stmt(self, stmt: cst.CSTNode, frame: Frame) -> None:
+        handler = _STATEMENTS.get(type(stmt))
+        if handler is not None:
+            handler(self, stmt, frame)
+
+    def _exec_simple_line(self, stmt: cst.SimpleStatementLine, frame: Frame) -> None:
+        for small in stmt.body:
+            self._stmt = stmt
+            handler = _SMALL.get(type(small))
+            if handler is not None:
+                handler(self, small, frame)
+
+    def _exec_expr(self, node: cst.Expr, frame: Frame) -> None:
+        self.eval(node.value, frame, statement=True)
+
+    def _exec_assign(self, node: cst.Assign, frame: Frame) -> None:
+        value = self.eval(node.value, frame)
+        for target in node.targets:
+            self.assign(target.target, value, frame, node)
+
+    def _exec_ann_assign(self, node: cst.AnnAssign, frame: Frame) -> None:
+        if node.value is not None:
+            self.assign(node.target, self.eval(node.value, frame), frame, node)
+
+    def _exec_aug_assign(self, node: cst.AugAssign, frame: Frame) -> None:
+        left = self.eval(node.target, frame)
+        right = self.eval(node.value, frame)
+        result = self.binary(node, left, right, code_of(node.operator).strip("= ") or "op", frame)
+        self.assign(node.target, result, frame, node)
+
+    def _exec_return(self, node: cst.Return, frame: Frame) -> None:
+        frame.returns.append(self.eval(node.value, frame) if node.value is not None else NONE_VALUE)
+
+    def _exec_import(self, node: cst.Import, frame: Frame) -> None:
+        self.imports.add_import(node)
+        for alias in node.names:
+            local = (alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
+                     else (dotted(alias.name) or "").split(".")[0])
+            frame.env.pop(local, None)
+
+    def _exec_import_from(self, node: cst.ImportFrom, frame: Frame) -> None:
+        self.imports.add_import_from(node)
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            local = (alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
+                     else dotted(alias.name) or "")
+            frame.env.pop(local, None)
+
+    def _exec_del(self, node: cst.Del, frame: Frame) -> None:
+        if isinstance(node.target, cst.Name):
+            frame.env.pop(node.target.value, None)
+
+    def _exec_function_def(self, node: cst.FunctionDef, frame: Frame) -> None:
+        frame.env[node.name.value] = Value(Kind.FUNCTION, NO_TENSORS, qual=node.name.value, node=node)
+
+    def _exec_class_def(self, node: cst.ClassDef, frame: Frame) -> None:
+        bases = [self.eval(arg.value, frame) for arg in node.bases if arg.keyword is None]
+        info = ClassInfo(node, node.name.value, bases)
+        self._classify(info)
+        self.classes[id(node)] = info
+        frame.env[node.name.value] = Value(Kind.CLASS, NO_TENSORS, qual=node.name.value, node=node)
+
+    def _classify(self, info: ClassInfo) -> None:
+        for base in info.bases:
+            if base.kind is Kind.CLASS and id(base.node) in self.classes:
+                parent = self.classes[id(base.node)]
+                info.is_module |= parent.is_module
+                info.is_dataset |= parent.is_dataset
+                info.framework_managed |= parent.framework_managed
+                info.library_base = info.library_base or parent.library_base
+            elif base.kind is Kind.REF:
+                if matches(base.qual, lib.MODULE_BASES) or base.qual.startswith("torch.nn.") and base.qual[9:10].isupper():
+                    info.is_module = True
+                    info.library_base = info.library_base or base.qual
+                if matches(base.qual, lib.FRAMEWORK_MODULE_BASES):
+                    info.framework_managed = True
+                if matches(base.qual, tk.DATASET_BASES):
+                    info.is_dataset = True
+
+    def _exec_if(self, node: cst.If, frame: Frame) -> None:
+        test_text = code_of(node.test)
+        self._stmt = node
+        self.eval(node.test, frame)
+        if re.fullmatch(r"__name__\s*==\s*['\"]__main__['\"]", test_text):
+            self.exec_block(_block(node.body), frame)
+            return
+        guards = "cuda.is_available" in test_text or "device_count" in test_text
+        body_frame = self._fork(frame, guarded=guards and "not " not in test_text)
+        self.exec_block(_block(node.body), body_frame)
+        else_frame = self._fork(frame, guarded=guards and "not " in test_text)
+        orelse = node.orelse
+        if isinstance(orelse, cst.If):
+            self._exec_if(orelse, else_frame)
+            else_body: list = [orelse]
+            else_terminates = False
+        elif isinstance(orelse, cst.Else):
+            else_body = _block(orelse.body)
+            self.exec_block(else_body, else_frame)
+            else_terminates = _terminates(else_body)
+        else:
+            else_terminates = False
+        body_terminates = _terminates(_block(node.body))
+        if body_terminates and not else_terminates:
+            frame.env = else_frame.env
+        elif else_terminates and not body_terminates:
+            frame.env = body_frame.env
+        else:
+            frame.env = self._join_envs(body_frame.env, else_frame.env, test_text)
+        frame.returns.extend(body_frame.returns + else_frame.returns)
+        if frame.module_level:
+            self.module_env = frame.env
+
+    def _fork(self, frame: Frame, **ctx_changes) -> Frame:
+        changes = {k: v for k, v in ctx_changes.items() if v}
+        child = Frame(dict(frame.env), replace(frame.ctx, **changes) if changes else frame.ctx,
+                      frame.depth, frame.module_level, frame.fn)
+        child.self_name = frame.self_name
+        return child
+
+    @staticmethod
+    def _join_envs(a: dict[str, Value], b: dict[str, Value], cond: str | None) -> dict[str, Value]:
+        out = {}
+        for key in a.keys() | b.keys():
+            va, vb = a.get(key), b.get(key)
+            if va is vb:
+                out[key] = va
+            elif va is None or vb is None:
+                out[key] = va if vb is None else vb
+            else:
+                out[key] = join(va, vb, cond)
+        return out
+
+    def _loop(self, frame: Frame, kind: str, run_body: Callable[[Frame], None],
+              orelse: cst.Else | None) -> None:
+        entry = frame.env
+        loop_ctx = replace(frame.ctx, loops=frame.ctx.loops + (kind,))
+        body_frame = Frame(dict(entry), loop_ctx, frame.depth, frame.module_level, frame.fn)
+        body_frame.self_name = frame.self_name
+        run_body(body_frame)
+        second = Frame(self._join_envs(entry, body_frame.env, None), loop_ctx, frame.depth,
+                       frame.module_level, frame.fn)
+        second.self_name = frame.self_name
+        run_body(second)
+        frame.returns.extend(body_frame.returns + second.returns)
+        frame.env = self._join_envs(entry, second.env, None)
+        if orelse is not None:
+            self.exec_block(_block(orelse.body), frame)
+        if frame.module_level:
+            self.module_env = frame.env
+
+    def _exec_for(self, node: cst.For, frame: Frame) -> None:
+        self._stmt = node
+        iterable = self.eval(node.iter, frame)
+        elem = self.element_of(iterable)
+        kind = "data" if self._is_data_iter(iterable) else ("epoch" if "range" in code_of(node.iter)[:6] else "other")
+
+        def body(f: Frame) -> None:
+            self.assign(node.target, elem, f, node)
+            self.exec_block(_block(node.body), f)
+
+        self._loop(frame, kind, body, node.orelse)
+
+    def _exec_while(self, node: cst.While, frame: Frame) -> None:
+        self._stmt = node
+        self.eval(node.test, frame)
+
+        def body(f: Frame) -> None:
+            self.exec_block(_block(node.body), f)
+
+        self._loop(frame, "other", body, node.orelse)
+
+    def _exec_with(self, node: cst.With, frame: Frame) -> None:
+        self._stmt = node
+        changes: dict[str, bool] = {}
+        for item in node.items:
+            value = self.eval(item.item, frame)
+            qual = value.qual if value.kind is Kind.REF else ""
+            if isinstance(item.item, cst.Call):
+                callee = self.eval(item.item.func, frame)
+                qual = callee.qual if callee.kind is Kind.REF else ""
+                if matches(qual, tk.NO_GRAD_CONTEXTS):
+                    changes["no_grad"] = True
+                if matches(qual, tk.DEFAULT_DEVICE_CONTEXTS) and value.kind is Kind.DEVICE and value.place.on_device:
+                    changes["default_device"] = True
+            if item.asname is not None:
+                self.assign(item.asname.name, value if value.kind is not Kind.REF else UNKNOWN, frame, node)
+        inner = Frame(frame.env, replace(frame.ctx, **changes) if changes else frame.ctx,
+                      frame.depth, frame.module_level, frame.fn)
+        inner.self_name = frame.self_name
+        self.exec_block(_block(node.body), inner)
+        frame.env = inner.env
+        frame.returns.extend(inner.returns)
+
+    def _exec_try(self, node: cst.Try, frame: Frame) -> None:
+        entry = dict(frame.env)
+        self.exec_block(_block(node.body), frame)
+        envs = [frame.env]
+        for handler in node.handlers:
+            hf = Frame(self._join_envs(entry, frame.env, None), frame.ctx, frame.depth,
+                       frame.module_level, frame.fn)
+            hf.self_name = frame.self_name
+            self.exec_block(_block(handler.body), hf)
+            frame.returns.extend(hf.returns)
+            if not _terminates(_block(handler.body)):
+                envs.append(hf.env)
+        if node.orelse is not None:
+            self.exec_block(_block(node.orelse.body), frame)
+            envs[0] = frame.env
+        env = envs[0]
+        for other in envs[1:]:
+            env = self._join_envs(env, other, None)
+        frame.env = env
+        if node.finalbody is not None:
+            self.exec_block(_block(node.finalbody.body), frame)
+        if frame.module_level:
+            self.module_env = frame.env
+
+    def _exec_match(self, node: cst.CSTNode, frame: Frame) -> None:
+        self.eval(node.subject, frame)  # type: ignore[attr-defined]
+        envs = []
+        for case in node.cases:  # type: ignore[attr-defined]
+            cf = self._fork(frame)
+            self.exec_block(_block(case.body), cf)
+            envs.append(cf.env)
+        env = frame.env
+        for other in envs:
+            env = self._join_envs(env, other, None)
+        frame.env = env
+
+    # ------------------------------------------------------------------ assignment
+    def assign(self, target: cst.BaseExpression, value: Value, frame: Frame, stmt: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name):
+            frame.env[target.value] = value.named(target.value)
+            if frame.module_level:
+                self.module_env = frame.env
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = [el.value for el in target.elements]
+            for index, el in enumerate(target.elements):
+                if isinstance(el, cst.StarredElement):
+                    self.assign(el.value, Value(Kind.LIST, value.place, elem=self.element_of(value)), frame, stmt)
+                    continue
+                self.assign(elements[index], self.item_of(value, index, code_of(elements[index])
+                                                           if isinstance(elements[index], cst.Name) else ""),
+                            frame, stmt)
+        elif isinstance(target, cst.Attribute):
+            owner = self.eval(target.value, frame)
+            self.set_attribute(owner, target.attr.value, value, frame, stmt, target)
+        elif isinstance(target, cst.Subscript):
+            owner = self.eval(target.value, frame)
+            key = self._constant_key(target)
+            if key is not None and owner.kind in (Kind.DICT, Kind.BATCH, Kind.ENCODING, Kind.LIST, Kind.OBJECT) \
+                    and isinstance(target.value, cst.Name):
+                frame.env[target.value.value] = owner.set_field(key, value)
+        elif isinstance(target, cst.StarredElement):
+            self.assign(target.value, UNKNOWN, frame, stmt)
+
+    def set_attribute(self, owner: Value, attr: str, value: Value, frame: Frame, stmt: cst.CSTNode,
+                      target: cst.CSTNode) -> None:
+        if owner.obj == 0 or owner.kind not in (Kind.MODULE, Kind.OBJECT, Kind.DATASET):
+            return
+        if owner.kind is Kind.MODULE:
+            value = self._registered_form(owner, attr, value, frame, stmt)
+        new_owner = owner.set_field(attr, value)
+        self.rebind(frame, owner.obj, new_owner)
+
+    def _registered_form(self, owner: Value, attr: str, value: Value, frame: Frame,
+                         stmt: cst.CSTNode) -> Value:
+        """What `module.attr = value` stores, by nn.Module.__setattr__'s rules."""
+        in_init = frame.ctx.role == "init"
+        existing = owner.get_field(attr)
+        if value.kind is Kind.MODULE or value.has("param"):
+            value = value.with_facts("registered")
+            if not in_init and owner.place.on_device and value.place.on_host:
+                value = replace(value, origin=Origin(ORIGIN_AFTER_MOVE, stmt,
+                                                     f"`{code_of(stmt)}` after the model was moved",
+                                                     attr))
+            return value
+        if value.kind is Kind.TENSOR:
+            if existing is not None and existing.has("buffer"):
+                return value.with_facts("registered", "buffer")
+            if in_init and value.place.on_host and not value.is_zero_dim:
+                return replace(value, origin=Origin(ORIGIN_ATTRIBUTE, stmt,
+                                                    f"`self.{attr}`, a plain tensor attribute", f"self.{attr}"))
+            return value
+        if value.kind in CONTAINERS:
+            return self._outside_tree(value, stmt, attr)
+        return value
+
+    def _outside_tree(self, value: Value, stmt: cst.CSTNode, attr: str) -> Value:
+        """Modules kept in a plain list / dict / tuple attribute are not registered."""
+        def mark(v: Value) -> Value:
+            if v.kind is Kind.MODULE and v.place.on_host:
+                return replace(v, origin=Origin(ORIGIN_OUTSIDE_TREE, stmt,
+                                                f"a module in the plain container `self.{attr}`", f"self.{attr}"))
+            if v.kind is Kind.TENSOR and v.place.on_host and not v.is_zero_dim and v.origin is not None \
+                    and v.origin.category in (ORIGIN_FACTORY, ORIGIN_DATA):
+                return replace(v, origin=Origin(ORIGIN_ATTRIBUTE, stmt,
+                                                f"a tensor in the plain container `self.{attr}`", f"self.{attr}"))
+            return v
+        return replace(value,
+                       fields=tuple((k, mark(v)) for k, v in value.fields),
+                       elem=mark(value.elem) if value.elem is not None else None)
+
+    def rebind(self, frame: Frame, obj: int, new: Value) -> None:
+        """Replace every alias of the mutable object `obj` (in-place change) with `new`."""
+        def swap(v: Value, depth: int = 0) -> Value:
+            if v.obj == obj:
+                return new
+            if depth > 3 or not (v.fields or v.elem is not None):
+                return v
+            fields = tuple((k, swap(f, depth + 1)) for k, f in v.fields)
+            elem = swap(v.elem, depth + 1) if v.elem is not None else None
+            if fields == v.fields and elem is v.elem:
+                return v
+            return replace(v, fields=fields, elem=elem)
+
+        for env in (frame.env, self.module_env) if not frame.module_level else (frame.env,):
+            for key, v in list(env.items()):
+                nv = swap(v)
+                if nv is not v:
+                    env[key] = nv
+
+    # ------------------------------------------------------------------ expressions
+    def eval(self, node: cst.BaseExpression | None, frame: Frame, statement: bool = False) -> Value:
+        if node is None:
+            return NONE_VALUE
+        if isinstance(node, cst.Call):
+            return self.eval_call(node, frame, statement)
+        handler = _EXPRESSIONS.get(type(node))
+        if handler is None:
+            return UNKNOWN
+        return handler(self, node, frame)
+
+    def _eval_name(self, node: cst.Name, frame: Frame) -> Value:
+        return self.lookup(node.value, frame)
+
+    def lookup(self, name: str, frame: Frame) -> Value:
+        value = frame.env.get(name)
+        if value is not None:
+            return value
+        if not frame.module_level:
+            value = self.module_env.get(name)
+            if value is not None:
+                return value
+        qual = self.imports.resolve(name)
+        if qual is not None:
+            return Value(Kind.REF, NO_TENSORS, qual=qual)
+        if name in ("True", "False"):
+            return SCALAR
+        if name == "None":
+            return NONE_VALUE
+        if name in _BUILTINS:
+            return Value(Kind.REF, NO_TENSORS, qual=f"builtins.{name}")
+        return UNKNOWN
+
+    def _eval_attribute(self, node: cst.Attribute, frame: Frame) -> Value:
+        owner = self.eval(node.value, frame)
+        return self.get_attribute(owner, node.attr.value, node, frame)
+
+    def get_attribute(self, owner: Value, attr: str, node: cst.CSTNode, frame: Frame) -> Value:
+        if owner.kind is Kind.REF:
+            qual = canonical(f"{owner.qual}.{attr}")
+            if qual in tk.DTYPES:
+                return Value(Kind.DTYPE, NO_TENSORS, qual=qual)
+            return Value(Kind.REF, NO_TENSORS, qual=qual)
+        field = owner.get_field(attr)
+        if field is not None:
+            if owner.kind is Kind.MODULE and field.has("registered") and owner.place.known \
+                    and field.place.where is Where.UNKNOWN:
+                return field.at(owner.place)
+            return field
+        if attr == "device" and owner.kind in (Kind.TENSOR, Kind.MODULE, Kind.ACCELERATOR, Kind.ENCODING, Kind.BATCH):
+            if owner.place.on_device or owner.place.on_host:
+                return Value(Kind.DEVICE, owner.place)
+            return Value(Kind.DEVICE, UNKNOWN_PLACE)
+        if attr == "dtype":
+            return Value(Kind.DTYPE, NO_TENSORS)
+        if owner.kind is Kind.TENSOR:
+            if attr in ("data", "T", "mT", "H", "grad", "real", "imag"):
+                return owner
+            if owner.origin is not None and owner.origin.description.startswith("the output of") \
+                    and attr not in _NON_TENSOR_ATTRS:
+                return Value(Kind.TENSOR, owner.place, owner.origin)  # a ModelOutput field
+            return UNKNOWN
+        if owner.kind in (Kind.BATCH, Kind.ENCODING):
+            return self.item_of(owner, attr, attr)
+        if owner.kind is Kind.MODULE:
+            if attr in ("weight", "bias") and owner.place.known:
+                return Value(Kind.TENSOR, owner.place, owner.origin, facts=frozenset({"param", "registered"}))
+            info = self.classes.get(id(owner.node)) if owner.node is not None else None
+            if info is not None and attr in info.class_attrs:
+                value = self.eval(info.class_attrs[attr], Frame(dict(self.module_env), frame.ctx, frame.depth, True))
+                if value.kind is Kind.MODULE and value.place.on_host:
+                    return replace(value, origin=Origin(ORIGIN_OUTSIDE_TREE, info.class_attrs[attr],
+                                                        f"`{attr}`, a module stored on the class", attr))
+                return value
+            if "module" in owner.facts and attr == "module":
+                return owner.get_field("module") or UNKNOWN
+            return UNKNOWN
+        if owner.kind is Kind.LOADER and attr == "dataset":
+            return owner.get_field("dataset") or Value(Kind.DATASET, HOST)
+        return UNKNOWN
+
+    def _eval_subscript(self, node: cst.Subscript, frame: Frame) -> Value:
+        owner = self.eval(node.value, frame)
+        for el in node.slice:
+            if isinstance(el.slice, cst.Index):
+                self.eval(el.slice.value, frame)
+        if owner.kind is Kind.REF:
+            return UNKNOWN  # typing subscripts such as list[int]
+        key = self._constant_key(node)
+        if key is not None:
+            return self.item_of(owner, key, code_of(node))
+        if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
+            if owner.kind in (Kind.TENSOR, Kind.LIST, Kind.TUPLE, Kind.NDARRAY, Kind.STR):
+                return replace(owner, fields=()) if owner.kind is not Kind.TENSOR else owner
+        if owner.kind is Kind.TENSOR:
+            return owner.with_facts(remove=("zero_dim",))
+        return self.item_of(owner, None, code_of(node))
+
+    @staticmethod
+    def _constant_key(node: cst.Subscript) -> object | None:
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return None
+        value = node.slice[0].slice.value
+        text = _string_value(value)
+        if text is not None:
+            return text
+        if isinstance(value, cst.Integer):
+            try:
+                return int(value.value, 0)
+            except ValueError:
+                return None
+        if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) \
+                and isinstance(value.expression, cst.Integer):
+            return -int(value.expression.value, 0)
+        return None
+
+    def item_of(self, value: Value, key: object, text: str) -> Value:
+        """`value[key]` / unpacking position `key` / attribute `key` of a batch."""
+        if key is not None:
+            field = value.get_field(key)
+            if field is not None:
+                return field
+        if value.kind in (Kind.BATCH, Kind.ENCODING):
+            if value.elem is not None:
+                return value.elem.named(text) if key is not None else value.elem
+            origin = value.origin
+            if origin is not None and text:
+                origin = replace(origin, name=text if isinstance(key, str) and not text.startswith(("batch", "data")) else text)
+            return Value(Kind.TENSOR, value.place, origin, facts=value.facts & {"managed"})
+        if value.kind in (Kind.LIST, Kind.TUPLE, Kind.DICT) and value.elem is not None:
+            return value.elem
+        if value.kind is Kind.NDARRAY:
+            return Value(Kind.NDARRAY, HOST)
+        if value.kind is Kind.TENSOR:
+            return value.with_facts(remove=("zero_dim",))
+        return UNKNOWN
+
+    def element_of(self, value: Value) -> Value:
+        """What iterating over `value` yields."""
+        if value.kind in (Kind.LOADER, Kind.DATASET):
+            if value.elem is not None:
+                return value.elem
+            return Value(Kind.BATCH, HOST, Origin(ORIGIN_BATCH, None, "a batch"))
+        if value.kind in (Kind.LIST, Kind.TUPLE):
+            if value.elem is not None:
+                return value.elem
+            joined = None
+            for _, f in value.fields:
+                joined = join(joined, f)
+            return joined if joined is not None else UNKNOWN
+        if value.kind is Kind.DICT:
+            return STR
+        if value.kind is Kind.TENSOR:
+            return value.with_facts(remove=("zero_dim",))
+        if value.kind is Kind.BATCH:
+            return self.item_of(value, None, "")
+        return UNKNOWN
+
+    def _is_data_iter(self, value: Value) -> bool:
+        return value.kind in (Kind.LOADER, Kind.DATASET) or value.has("data_iter")
+
+    def _eval_tuple(self, node: cst.Tuple | cst.List, frame: Frame) -> Value:
+        kind = Kind.TUPLE if isinstance(node, cst.Tuple) else Kind.LIST
+        fields = []
+        for index, el in enumerate(node.elements):
+            value = self.eval(el.value, frame)
+            if isinstance(el, cst.StarredElement):
+                return Value(kind, NO_TENSORS)
+            fields.append((index, value))
+        return Value(kind, self._container_place(v for _, v in fields), fields=tuple(fields))
+
+    @staticmethod
+    def _container_place(values: Iterable[Value]) -> Placement:
+        place = NO_TENSORS
+        for v in values:
+            if v.kind in (Kind.TENSOR, Kind.MODULE) or v.kind in CONTAINERS:
+                place = v.place if place.where is Where.NONE else join(Value(Kind.TENSOR, place), Value(Kind.TENSOR, v.place)).place
+        return place
+
+    def _eval_dict(self, node: cst.Dict, frame: Frame) -> Value:
+        fields = []
+        for el in node.elements:
+            if isinstance(el, cst.DictElement):
+                key = _string_value(el.key)
+                value = self.eval(el.value, frame)
+                if key is not None:
+                    fields.append((key, value))
+            else:
+                self.eval(el.value, frame)
+        return Value(Kind.DICT, self._container_place(v for _, v in fields), fields=tuple(fields))
+
+    def _eval_comp(self, node: cst.BaseComp, frame: Frame) -> Value:
+        inner = self._fork(frame)
+        inner.module_level = False
+        if not frame.module_level:
+            inner.env = dict(frame.env)
+        else:
+            inner.env = {}
+        for comp in self._comp_fors(node.for_in):
+            iterable = self.eval(comp.iter, inner)
+            self.assign(comp.target, self.element_of(iterable), inner, node)
+            for cond in comp.ifs:
+                self.eval(cond.test, inner)
+        if isinstance(node, cst.DictComp):
+            value = self.eval(node.value, inner)
+            return Value(Kind.DICT, value.place if value.kind in (Kind.TENSOR, Kind.UNKNOWN) else NO_TENSORS,
+                         elem=value)
+        elt = self.eval(node.elt, inner)  # type: ignore[attr-defined]
+        kind = Kind.LIST if not isinstance(node, cst.SetComp) else Kind.LIST
+        return Value(kind, elt.place if elt.kind in (Kind.TENSOR, Kind.MODULE) else NO_TENSORS, elem=elt)
+
+    @staticmethod
+    def _comp_fors(comp: cst.CompFor) -> list[cst.CompFor]:
+        out = []
+        while comp is not None:
+            out.append(comp)
+            comp = comp.inner_for_in
+        return out
+
+    def _eval_string(self, node: cst.BaseExpression, frame: Frame) -> Value:
+        text = _string_value(node)
+        if text is None:
+            prefix = _fstring_prefix(node)
+            if prefix is not None and prefix.lower().startswith(("cuda", "mps", "xpu")):
+                return Value(Kind.STR, device_at(code_of(node), node), facts=frozenset({"device_str"}))
+            if isinstance(node, cst.FormattedString):
+                for part in node.parts:
+                    if isinstance(part, cst.FormattedStringExpression):
+                        self.eval(part.expression, frame)
+            return STR
+        place = device_string_place(text, node)
+        if place is not None:
+            return Value(Kind.STR, place, facts=frozenset({"device_str"}))
+        return STR
+
+    def _eval_number(self, node: cst.BaseExpression, frame: Frame) -> Value:
+        return SCALAR
+
+    def _eval_binary(self, node: cst.BinaryOperation, frame: Frame) -> Value:
+        left = self.eval(node.left, frame)
+        right = self.eval(node.right, frame)
+        return self.binary(node, left, right, code_of(node.operator), frame)
+
+    def _eval_comparison(self, node: cst.Comparison, frame: Frame) -> Value:
+        left = self.eval(node.left, frame)
+        result = left
+        for target in node.comparisons:
+            right = self.eval(target.comparator, frame)
+            if isinstance(target.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)):
+                result = SCALAR
+                continue
+            result = self.binary(node, left, right, code_of(target.operator), frame)
+            left = right
+        return result
+
+    def _eval_unary(self, node: cst.UnaryOperation, frame: Frame) -> Value:
+        value = self.eval(node.expression, frame)
+        if isinstance(node.operator, cst.Not):
+            return SCALAR
+        return value
+
+    def _eval_boolean(self, node: cst.BooleanOperation, frame: Frame) -> Value:
+        left = self.eval(node.left, frame)
+        right = self.eval(node.right, frame)
+        if left.kind is Kind.SCALAR and right.kind is Kind.SCALAR:
+            return SCALAR
+        if left.kind is Kind.NONE:
+            return right
+        return join(left, right)
+
+    def _eval_ifexp(self, node: cst.IfExp, frame: Frame) -> Value:
+        self.eval(node.test, frame)
+        body = self.eval(node.body, frame)
+        orelse = self.eval(node.orelse, frame)
+        if self._is_deviceish(body) or self._is_deviceish(orelse):
+            places = [v.place for v in (body, orelse) if self._is_deviceish(v)]
+            device = next((p for p in places if p.on_device), None)
+            if device is not None:
+                fallback = any(p.on_host for p in places) or orelse.kind is Kind.NONE
+                return Value(Kind.DEVICE, device, facts=frozenset({"cpu_fallback"} if fallback else ()))
+        return join(body, orelse)
+
+    @staticmethod
+    def _is_deviceish(value: Value) -> bool:
+        return value.kind is Kind.DEVICE or value.has("device_str")
+
+    def _eval_lambda(self, node: cst.Lambda, frame: Frame) -> Value:
+        return Value(Kind.FUNCTION, NO_TENSORS, qual="<lambda>", node=node)
+
+    def _eval_await(self, node: cst.Await, frame: Frame) -> Value:
+        self.eval(node.expression, frame)
+        return UNKNOWN
+
+    def _eval_walrus(self, node: cst.NamedExpr, frame: Frame) -> Value:
+        value = self.eval(node.value, frame)
+        self.assign(node.target, value, frame, node)
+        return value
+
+    def _eval_starred(self, node: cst.StarredElement, frame: Frame) -> Value:
+        return self.eval(node.value, frame)
+
+    # ------------------------------------------------------------------ operations
+    def binary(self, node: cst.CSTNode, left: Value, right: Value, op: str, frame: Frame) -> Value:
+        if left.kind is Kind.STR or right.kind is Kind.STR:
+            return STR if left.kind is Kind.STR and right.kind is Kind.STR else UNKNOWN
+        if left.kind is Kind.LIST and right.kind is Kind.LIST:
+            return Value(Kind.LIST, NO_TENSORS, elem=join(self.element_of(left), self.element_of(right)))
+        tensors = [v for v in (left, right) if self._is_tensor_operand(v)]
+        if not tensors:
+            if left.kind is Kind.SCALAR and right.kind is Kind.SCALAR:
+                return SCALAR
+            if left.kind is Kind.NDARRAY or right.kind is Kind.NDARRAY:
+                return self._host_consumer(node, [left, right], f"a NumPy operation `{op}`", frame,
+                                           result=Value(Kind.NDARRAY, HOST))
+            return UNKNOWN
+        self.meet(node, tensors, f"`{op}`", frame)
+        if left.kind is Kind.NDARRAY or right.kind is Kind.NDARRAY:
+            self._host_consumer(node, [left, right], f"a NumPy operation `{op}`", frame)
+        return self.tensor_result(tensors, zero_dim=all(t.is_zero_dim for t in tensors) and len(tensors) == 2)
+
+    @staticmethod
+    def _is_tensor_operand(value: Value) -> bool:
+        if value.kind in TENSORISH:
+            return True
+        return value.kind is Kind.UNKNOWN and value.place.where in (Where.DEVICE, Where.HOST, Where.COND)
+
+    def tensor_result(self, operands: list[Value], zero_dim: bool = False) -> Value:
+        """The placement of an operation's result: the device wins (the op ran there)."""
+        device = next((v for v in operands if v.place.on_device), None)
+        if device is not None:
+            return Value(Kind.TENSOR, device.place, device.origin)
+        known = [v for v in operands if v.place.known]
+        if len(known) == len(operands) and operands:
+            cond = next((v for v in operands if v.place.where is Where.COND), None)
+            base = cond if cond is not None else next((v for v in operands if not v.is_zero_dim), operands[0])
+            value = Value(Kind.TENSOR, base.place, base.origin)
+            return value.with_facts("zero_dim") if zero_dim else value
+        return Value(Kind.TENSOR, UNKNOWN_PLACE)
+
+    def meet(self, node: cst.CSTNode, operands: list[Value], operation: str, frame: Frame,
+             skip_host_modules: bool = False) -> bool:
+        """Record host values meeting device values among `operands`; True if any did."""
+        device = next((v for v in operands if v.place.on_device and not v.has("scatters")), None)
+        cond_device = next((v for v in operands if v.place.where is Where.COND), None)
+        found = False
+        for value in operands:
+            if value.is_zero_dim or value.has("managed"):
+                continue
+            if skip_host_modules and value.kind is Kind.MODULE:
+                continue
+            if value.place.on_host and device is not None:
+                self.emit(Meet(node, self.ctx(frame), value, device, operation))
+                found = True
+            elif value.place.on_host and cond_device is not None:
+                self.emit(Meet(node, self.ctx(frame), value, cond_device, operation, likely=True))
+                found = True
+            elif value.place.where is Where.COND and device is not None and value is not device:
+                self.emit(Meet(node, self.ctx(frame), value, device, operation, likely=True))
+                found = True
+        return found
+
+    # ------------------------------------------------------------------ calls
+    def eval_call(self, node: cst.Call, frame: Frame, statement: bool = False) -> Value:
+        args: list[Value] = []
+        kwargs: dict[str, Value] = {}
+        for arg in node.args:
+            value = self.eval(arg.value, frame)
+            if arg.keyword is not None:
+                kwargs[arg.keyword.value] = value
+            elif arg.star == "**":
+                kwargs["**"] = value
+            elif arg.star == "*":
+                kwargs["*"] = value
+            else:
+                args.append(value)
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            receiver = self.eval(func.value, frame)
+            name = func.attr.value
+            if receiver.kind is Kind.REF:
+                return self.call_ref(canonical(f"{receiver.qual}.{name}"), node, args, kwargs, frame)
+            return self.call_method(receiver, name, node, args, kwargs, frame, statement)
+        callee = self.eval(func, frame)
+        return self.call_value(callee, node, args, kwargs, frame)
+
+    def call_value(self, callee: Value, node: cst.Call, args: list[Value], kwargs: dict[str, Value],
+                   frame: Frame) -> Value:
+        if callee.kind is Kind.REF:
+            return self.call_ref(callee.qual, node, args, kwargs, frame)
+        if callee.kind is Kind.FUNCTION and callee.node is not None:
+            bound = [v for _, v in callee.fields] if callee.fields else []
+            return self.call_function(callee.node, bound + args, kwargs, node, frame)
+        if callee.kind is Kind.CLASS and callee.node is not None and id(callee.node) in self.classes:
+            return self.instantiate(self.classes[id(callee.node)], args, kwargs, node, frame)
+        if callee.kind is Kind.MODULE:
+            return self.call_module(callee, node, args, kwargs, frame)
+        if callee.kind is Kind.TOKENIZER:
+            return self._tokenizer_output(node, kwargs, "__call__")
+        if callee.kind is Kind.OBJECT and callee.node is not None:
+            info = self.classes.get(id(callee.node))
+            if info is not None and "__call__" in info.methods:
+                return self.call_function(info.methods["__call__"], [callee] + args, kwargs, node, frame,
+                                          class_info=info, is_method=True)
+        return UNKNOWN
+
+    # --- knowledge-driven calls --------------------------------------------------------
+    def call_ref(self, qual: str, node: cst.Call, args: list[Value], kwargs: dict[str, Value],
+                 frame: Frame) -> Value:
+        qual = canonical(qual)
+        if qual.startswith("builtins."):
+            return self._call_builtin(qual[9:], node, args, kwargs, frame)
+        if qual in self.move_helpers and args:
+            return self.move_value(node, args[0], device_at("device", node), "to", frame, False)
+        if qual in self.device_helpers:
+            return Value(Kind.DEVICE, device_at(code_of(node.func), node))
+        if matches(qual, tk.CUDA_AVAILABLE):
+            self.emit(Made(node, self.ctx(frame), "cuda_query", qual, SCALAR))
+            return SCALAR
+        if qual.startswith("torch.cuda."):
+            self.emit(Made(node, self.ctx(frame), "cuda", qual, UNKNOWN))
+            if qual == "torch.cuda.empty_cache":
+                self.emit(Made(node, self.ctx(frame), "empty_cache", qual, UNKNOWN))
+            if qual == "torch.cuda.current_device":
+                return Value(Kind.DEVICE, device_at("cuda", node))
+            return UNKNOWN
+        if qual in tk.DEVICE_CONSTRUCTORS:
+            return self._device_value(node, args, kwargs)
+        if qual in tk.SET_DEFAULT_DEVICE:
+            target = self._device_arg(node, args, kwargs, positional=0)
+            if target is not None and target.on_device:
+                self.device_in_play = True
+                self.emit(Made(node, self.ctx(frame), "default_device", qual, UNKNOWN))
+            return NONE_VALUE
+        if qual in tk.LIKE_FACTORIES:
+            source = args[0] if args else UNKNOWN
+            place = self._device_arg(node, [], kwargs, positional=None) or source.place
+            return Value(Kind.TENSOR, place, source.origin)
+        if qual in tk.FACTORIES or qual in tk.HOST_ONLY_FACTORIES:
+            return self._factory(qual, node, args, kwargs, frame)
+        if qual in tk.PARAMETER:
+            source = args[0] if args else kwargs.get("data", UNKNOWN)
+            return Value(Kind.TENSOR, source.place, source.origin, facts=frozenset({"param"}))
+        if qual in tk.CHECKPOINT_LOADERS:
+            place = self._device_arg(node, [], {"device": kwargs["map_location"]} if "map_location" in kwargs else {},
+                                     positional=None)
+            self.emit(Made(node, self.ctx(frame), "load", qual, UNKNOWN,
+                           tuple(kwargs.items()), text=code_of(node)))
+            return Value(Kind.UNKNOWN, place or UNKNOWN_PLACE)
+        if matches(qual, lib.ACCELERATORS):
+            return Value(Kind.ACCELERATOR, device_at("accelerator.device", node), obj=new_obj_id())
+        if matches(qual, lib.MANAGING_TRAINERS):
+            return Value(Kind.OBJECT, NO_TENSORS, facts=frozenset({"managed"}))
+        if matches(qual, tk.LOADERS):
+            return self._loader(node, args, kwargs, frame)
+        if matches(qual, tk.DATASETS):
+            return Value(Kind.DATASET, HOST, obj=new_obj_id(),
+                         elem=Value(Kind.BATCH, HOST, Origin(ORIGIN_BATCH, node, f"an item of `{code_of(node.func)}`")))
+        if matches(qual, lib.TOKENIZERS):
+            return Value(Kind.TOKENIZER, NO_TENSORS, obj=new_obj_id())
+        if matches(qual, tk.OPTIMIZERS) and not matches(qual, tk.NOT_OPTIMIZERS) and qual.rsplit(".", 1)[-1][:1].isupper():
+            value = Value(Kind.OPTIMIZER, NO_TENSORS, qual=qual, obj=new_obj_id())
+            self.emit(Made(node, self.ctx(frame), "optimizer", qual, value,
+                           tuple([(None, a) for a in args] + list(kwargs.items()))))
+            return value
+        if matches(qual, lib.MODEL_CONSTRUCTORS):
+            return self._model_constructor(qual, node, args, kwargs, frame)
+        if qual in lib.PLACING_CONSTRUCTORS:
+            place = self._device_arg(node, [], kwargs, positional=None)
+            return Value(Kind.MODULE, place or UNKNOWN_PLACE, obj=new_obj_id())
+        if matches(qual, tk.PASS_THROUGH_ITERABLES) or qual.endswith(".tqdm"):
+            return args[0] if args else UNKNOWN
+        if matches(qual, tk.SCATTERING_WRAPPERS):
+            inner = args[0] if args else kwargs.get("module", UNKNOWN)
+            value = replace(inner, facts=inner.facts | {"scatters"}, obj=new_obj_id(),
+                            fields=(("module", inner),), qual=qual)
+            self.emit(Made(node, self.ctx(frame), "dataparallel", qual, value,
+                           tuple([(None, a) for a in args] + list(kwargs.items())), text=code_of(node)))
+            return value
+        if matches(qual, tk.WRAPPERS):
+            return args[0] if args else UNKNOWN
+        if qual.startswith("torch.nn.") and qual.count(".") == 2 and qual[9:10].isupper():
+            return self._nn_module(qual, node, args, kwargs, frame)
+        if qual == "copy.deepcopy" and args:
+            return replace(args[0], obj=new_obj_id() if args[0].obj else 0)
+        if qual == "functools.partial" and args:
+            fn = args[0]
+            if fn.kind is Kind.FUNCTION:
+                return replace(fn, fields=tuple(enumerate(args[1:])))
+            return UNKNOWN
+        if qual in lib.NUMPY_ARRAY_MAKERS or matches(qual, lib.HOST_ONLY_CALLS):
+            is_array_maker = qual in lib.NUMPY_ARRAY_MAKERS
+            if not matches(qual, lib.HOST_ONLY_EXCEPTIONS):
+                self._host_consumer(node, list(args) + list(kwargs.values()), f"`{qual}`", frame)
+            return Value(Kind.NDARRAY, HOST) if is_array_maker or qual.startswith("numpy.") else UNKNOWN
+        if qual.startswith("torch.") and not matches(qual, tk.NON_MIXING_FUNCTIONS):
+            return self._torch_function(qual, node, args, kwargs, frame)
+        return UNKNOWN
+
+    def _call_builtin(self, name: str, node: cst.Call, args: list[Value], kwargs: dict[str, Value],
+                      frame: Frame) -> Value:
+        if name == "enumerate" and args:
+            elem = self.element_of(args[0])
+            facts = frozenset({"data_iter"}) if self._is_data_iter(args[0]) else frozenset()
+            return Value(Kind.LIST, NO_TENSORS, elem=Value(Kind.TUPLE, NO_TENSORS, fields=((0, SCALAR), (1, elem))),
+                         facts=facts)
+        if name == "zip" and args:
+            fields = tuple((i, self.element_of(a)) for i, a in enumerate(args))
+            facts = frozenset({"data_iter"}) if any(self._is_data_iter(a) for a in args) else frozenset()
+            return Value(Kind.LIST, NO_TENSORS, elem=Value(Kind.TUPLE, NO_TENSORS, fields=fields), facts=facts)
+        if name in ("iter", "reversed", "sorted") and args:
+            return args[0]
+        if name == "next" and args:
+            return self.element_of(args[0])
+        if name in ("list", "tuple") and args:
+            source = args[0]
+            if source.kind in (Kind.LIST, Kind.TUPLE) and source.kind.name.lower() == name:
+                return source
+            return Value(Kind.LIST if name == "list" else Kind.TUPLE, NO_TENSORS, elem=self.element_of(source))
+        if name == "dict":
+            if args and args[0].kind is Kind.DICT:
+                return args[0]
+            return Value(Kind.DICT, NO_TENSORS, fields=tuple((k, v) for k, v in kwargs.items() if not k.startswith("*")))
+        if name in ("len", "int", "float", "bool", "abs", "round", "isinstance", "hasattr", "callable", "id", "hash"):
+            return SCALAR
+        if name in ("str", "repr", "format", "input"):
+            return STR
+        if name == "range":
+            return Value(Kind.LIST, NO_TENSORS, elem=SCALAR)
+        if name in ("print",):
+            return NONE_VALUE
+        if name == "getattr" and len(args) >= 2 and isinstance(node.args[1].value, cst.SimpleString):
+            attr = _string_value(node.args[1].value)
+            if attr:
+                return self.get_attribute(args[0], attr, node, frame)
+        if name == "setattr" and len(args) >= 3 and isinstance(node.args[1].value, (cst.SimpleString, cst.FormattedString, cst.Name)):
+            attr = _string_value(node.args[1].value) or "<dynamic>"
+            self.set_attribute(args[0], attr, args[2], frame, self._stmt or node, node)
+            return NONE_VALUE
+        if name in ("sum", "max", "min") and args:
+            return UNKNOWN
+        return UNKNOWN
+
+    def _device_value(self, node: cst.Call, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        place = self._device_arg(node, args, kwargs, positional=0, keyword="type")
+        if place is None:
+            return Value(Kind.DEVICE, UNKNOWN_PLACE)
+        fallback = args and args[0].has("cpu_fallback")
+        return Value(Kind.DEVICE, place, facts=frozenset({"cpu_fallback"} if fallback else ()))
+
+    def _device_arg(self, node: cst.Call, args: list[Value], kwargs: dict[str, Value],
+                    positional: int | None = 0, keyword: str = "device") -> Placement | None:
+        """The placement a `device=` (or positional device) argument names; None if absent."""
+        value = kwargs.get(keyword)
+        arg_node = None
+        if value is None and keyword != "device":
+            value = kwargs.get("device")
+        if value is None and positional is not None and len(args) > positional:
+            value = args[positional]
+            positional_args = [a for a in node.args if a.keyword is None]
+            arg_node = positional_args[positional].value if len(positional_args) > positional else None
+        else:
+            arg_node = next((a.value for a in node.args if a.keyword is not None
+                             and a.keyword.value in (keyword, "device")), None)
+        if value is None:
+            return None
+        return self._place_of_device_value(value, arg_node)
+
+    def _place_of_device_value(self, value: Value, arg_node: cst.CSTNode | None) -> Placement | None:
+        text = code_of(arg_node) if arg_node is not None else "device"
+        if value.kind is Kind.DEVICE or value.has("device_str"):
+            if value.place.on_device:
+                self.device_in_play = True
+                return replace(value.place, device=value.place.device if value.kind is Kind.STR else text,
+                               node=arg_node or value.place.node)
+            return value.place if value.place.known else device_at(text, arg_node)
+        if value.kind in (Kind.TENSOR, Kind.MODULE):
+            return value.place if value.place.known else None
+        if value.kind is Kind.DTYPE:
+            return None
+        if value.kind is Kind.SCALAR:
+            self.device_in_play = True
+            return device_at(f"cuda:{text}", arg_node)
+        if value.kind is Kind.NONE:
+            return HOST
+        if value.kind in (Kind.UNKNOWN, Kind.STR) and "dtype" not in text and "type" not in text.rsplit(".", 1)[-1]:
+            if value.kind is Kind.STR and not value.has("device_str"):
+                return None
+            self.device_in_play = True
+            return device_at(text, arg_node)
+        return None
+
+    def _factory(self, qual: str, node: cst.Call, args: list[Value], kwargs: dict[str, Value],
+                 frame: Frame) -> Value:
+        place = self._device_arg(node, [], kwargs, positional=None)
+        name = qual.rsplit(".", 1)[-1]
+        zero_dim = name in ("tensor", "as_tensor") and node.args and isinstance(
+            node.args[0].value, (cst.Integer, cst.Float, cst.UnaryOperation, cst.Name)) and (
+                args[0].kind is Kind.SCALAR)
+        if place is not None and place.known:
+            value = Value(Kind.TENSOR, place, Origin(ORIGIN_FACTORY, node, f"`{code_of(node)}`"))
+        elif frame.ctx.default_device:
+            value = Value(Kind.TENSOR, device_at("the default device", node))
+        elif place is None and name in ("tensor", "as_tensor") and args and args[0].kind is Kind.TENSOR:
+            value = Value(Kind.TENSOR, args[0].place, args[0].origin)
+        elif place is None:
+            in_hot_path = frame.ctx.role == "forward" or frame.ctx.in_loop
+            category = ORIGIN_FACTORY
+            if qual in tk.DATA_FACTORIES and not (in_hot_path and qual not in tk.HOST_ONLY_FACTORIES):
+                category = ORIGIN_DATA
+            value = Value(Kind.TENSOR, HOST, Origin(category, node, f"`{code_of(node.func)}(...)`"))
+        else:
+            value = Value(Kind.TENSOR, UNKNOWN_PLACE)
+        if zero_dim:
+            value = value.with_facts("zero_dim")
+        self.emit(Made(node, self.ctx(frame), "factory", qual, value, tuple(kwargs.items()), text=code_of(node)))
+        return value
+
+    def _nn_module(self, qual: str, node: cst.Call, args: list[Value], kwargs: dict[str, Value],
+                   frame: Frame) -> Value:
+        name = qual.rsplit(".", 1)[-1]
+        origin = Origin(ORIGIN_MODULE, node, f"`{code_of(node.func)}(...)`")
+        if name in tk.STATELESS_MODULES:
+            return Value(Kind.MODULE, NO_TENSORS, origin, obj=new_obj_id(), qual=qual)
+        if name in tk.LOSS_WEIGHT_ARGS or name.endswith("Loss"):
+            weights = []
+            for keyword, position in tk.LOSS_WEIGHT_ARGS.get(name, ()):
+                value = kwargs.get(keyword)
+                if value is None and len(args) > position:
+                    value = args[position]
+                if value is not None and value.kind is not Kind.NONE:
+                    weights.append(value)
+            if not weights:
+                return Value(Kind.MODULE, NO_TENSORS, origin, obj=new_obj_id(), qual=qual)
+            place = weights[0].place if all(w.place == weights[0].place for w in weights) else UNKNOWN_PLACE
+            if any(w.kind not in (Kind.TENSOR,) for w in weights):
+                place = UNKNOWN_PLACE if not any(w.place.known for w in weights) else place
+            origin = Origin(ORIGIN_MODULE, node, f"`{code_of(node.func)}` with a {name and 'weight'} tensor")
+            return Value(Kind.MODULE, place, origin, obj=new_obj_id(), qual=qual, facts=frozenset({"loss_weight"}))
+        if qual in tk.REGISTERING_CONTAINERS:
+            children = []
+            for value in list(args) + [v for k, v in kwargs.items() if not k.startswith("*")]:
+                if value.kind in CONTAINERS:
+                    children.extend(v for _, v in value.fields)
+                    if value.elem is not None:
+                        children.append(value.elem)
+                else:
+                    children.append(value)
+            place = NO_TENSORS
+            for child in children:
+                if child.kind is Kind.MODULE or child.has("param"):
+                    if child.place.where is Where.NONE:
+                        continue
+                    place = child.place if place.where is Where.NONE else join(
+                        Value(Kind.MODULE, place), Value(Kind.MODULE, child.place)).place
+                elif child.kind is not Kind.MODULE:
+                    place = UNKNOWN_PLACE if place.where is Where.NONE else place
+            fields = tuple((i, c.with_facts("registered")) for i, c in enumerate(children))
+            return Value(Kind.MODULE, place, origin, obj=new_obj_id(), qual=qual, fields=fields)
+        return Value(Kind.MODULE, HOST, origin, obj=new_obj_id(), qual=qual)
+
+    def _model_constructor(self, qual: str, node: cst.Call, args: list[Value], kwargs: dict[str, Value],
+                           frame: Frame) -> Value:
+        origin = Origin(ORIGIN_MODULE, node, f"`{code_of(node.func)}(...)`")
+        if any(k in kwargs for k in lib.DISPATCH_KWARGS):
+            self.device_in_play = True
+            return Value(Kind.MODULE, device_at("device_map", node), origin, obj=new_obj_id(), qual=qual,
+                         facts=frozenset({"dispatched"}))
+        if "device" in kwargs:
+            place = self._device_arg(node, [], kwargs, positional=None)
+            return Value(Kind.MODULE, place or UNKNOWN_PLACE, origin, obj=new_obj_id(), qual=qual)
+        return Value(Kind.MODULE, HOST, origin, obj=new_obj_id(), qual=qual)
+
+    def _loader(self, node: cst.Call, args: list[Value], kwargs: dict[str, Value], frame: Frame) -> Value:
+        dataset = args[0] if args else kwargs.get("dataset", UNKNOWN)
+        collate = kwargs.get("collate_fn")
+        name = code_of(self._stmt.body[0].targets[0].target) if isinstance(self._stmt, cst.SimpleStatementLine) \
+            and self._stmt.body and isinstance(self._stmt.body[0], cst.Assign) else code_of(node.func)
+        origin = Origin(ORIGIN_BATCH, node, f"a batch from `{name}`")
+        if collate is not None and collate.kind is not Kind.NONE:
+            batch = self._collate_batch(collate, dataset, node, frame, origin)
+        elif dataset.kind is Kind.DATASET:
+            batch = self._as_batch(self._dataset_batch(dataset, node, frame, origin), origin)
+        else:
+            batch = Value(Kind.BATCH, HOST, origin)
+        value = Value(Kind.LOADER, HOST, origin, obj=new_obj_id(), elem=batch,
+                      fields=(("dataset", dataset),))
+        self.emit(Made(node, self.ctx(frame), "loader", "DataLoader", value,
+                       tuple([(None, a) for a in args] + list(kwargs.items())), text=code_of(node)))
+        return value
+
+    def _collate_batch(self, collate: Value, dataset: Value, node: cst.Call, frame: Frame,
+                       origin: Origin) -> Value:
+        if collate.kind is not Kind.FUNCTION or collate.node is None:
+            return Value(Kind.BATCH, UNKNOWN_PLACE, origin)
+        item = self._dataset_item(dataset, node, frame, origin)
+        samples = Value(Kind.LIST, NO_TENSORS, elem=item)
+        bound = [v for _, v in collate.fields] if collate.fields else []
+        result = self.call_function(collate.node, bound + [samples], {}, node, frame, role="collate")
+        return self._as_batch(result, origin)
+
+    def _dataset_item(self, dataset: Value, node: cst.CSTNode, frame: Frame, origin: Origin) -> Value:
+        info = self.classes.get(id(dataset.node)) if dataset.node is not None else None
+        if info is not None and "__getitem__" in info.methods:
+            result = self.call_function(info.methods["__getitem__"], [dataset, SCALAR], {}, node, frame,
+                                        class_info=info, is_method=True, role="getitem")
+            return self._as_batch(result, origin)
+        if dataset.elem is not None:
+            return dataset.elem
+        return Value(Kind.BATCH, HOST, origin)
+
+    def _dataset_batch(self, dataset: Value, node: cst.CSTNode, frame: Frame, origin: Origin) -> Value:
+        """Default collate: stacks what __getitem__ returns, keeping per-field placement."""
+        item = self._dataset_item(dataset, node, frame, origin)
+        return item
+
+    @staticmethod
+    def _as_batch(value: Value, origin: Origin) -> Value:
+        """Re-label a returned structure as a batch whose host fields came from the loader."""
+        def relabel(v: Value, key: object) -> Value:
+            if v.kind in (Kind.TENSOR, Kind.SCALAR, Kind.NDARRAY, Kind.LIST) and not v.place.on_device:
+                if v.kind in (Kind.SCALAR, Kind.NDARRAY, Kind.LIST):
+                    v = Value(Kind.TENSOR, HOST)
+                if v.place.on_host or v.place.where is Where.NONE:
+                    return Value(Kind.TENSOR, HOST, replace(origin, name=""))
+            return v
+        if value.kind in (Kind.TUPLE, Kind.LIST, Kind.DICT) and value.fields:
+            return Value(Kind.BATCH, value.place if value.place.known else HOST, origin,
+                         fields=tuple((k, relabel(v, k)) for k, v in value.fields))
+        if value.kind in (Kind.DICT,) and value.elem is not None:
+            return Value(Kind.BATCH, value.place, origin, elem=relabel(value.elem, None))
+        if value.kind is Kind.TENSOR:
+            return relabel(value, None) if not value.place.on_device else value
+        if value.kind in (Kind.BATCH, Kind.ENCODING):
+            return replace(value, kind=Kind.BATCH, origin=origin if value.place.on_host else value.origin,
+                           fields=tuple((k, relabel(v, k)) for k, v in value.fields),
+                           elem=relabel(value.elem, None) if value.elem is not None else None)
+        return Value(Kind.BATCH, UNKNOWN_PLACE, origin)
+
+    def _torch_function(self, qual: str, node: cst.Call, args: list[Value], kwargs: dict[str, Value],
+                        frame: Frame) -> Value:
+        operands: list[Value] = []
+        for value in list(args) + [v for k, v in kwargs.items() if not k.startswith("*") and k != "out"]:
+            if value.kind in (Kind.LIST, Kind.TUPLE):
+                operands.extend(v for _, v in value.fields if self._is_tensor_operand(v))
+                if value.elem is not None and self._is_tensor_operand(value.elem):
+                    operands.append(value.elem)
+            elif self._is_tensor_operand(value):
+                operands.append(value)
+        if len(operands) >= 2:
+            self.meet(node, operands, f"`{qual}`", frame)
+        if qual in tk.HOST_VALUE_FUNCTIONS:
+            return SCALAR
+        if not operands:
+            return Value(Kind.TENSOR, UNKNOWN_PLACE)
+        return self.tensor_result(operands)
+
+    def _host_consumer(self, node: cst.CSTNode, values: list[Value], consumer: str, frame: Frame,
+                       result: Value = UNKNOWN) -> Value:
+        for value in values:
+            candidates = [value]
+            if value.kind in (Kind.LIST, Kind.TUPLE):
+                candidates = [v for _, v in value.fields] + ([value.elem] if value.elem is not None else [])
+            for v in candidates:
+                if v.kind in (Kind.TENSOR, Kind.UNKNOWN) and v.place.on_device and not v.has("managed"):
+                    self.emit(HostUse(node, self.ctx(frame), v, consumer))
+                    return result
+        return result
+
+    # --- methods -----------------------------------------------------------------------
+    def call_method(self, receiver: Value, name: str, node: cst.Call, args: list[Value],
+                    kwargs: dict[str, Value], frame: Frame, statement: bool) -> Value:
+        if name in ("to", "cuda", "cpu"):
+            return self.move_call(receiver, name, node, args, kwargs, frame, statement)
+        kind = receiver.kind
+        if kind is Kind.TENSOR or (kind is Kind.UNKNOWN and receiver.place.known):
+            return self._tensor_method(receiver, name, node, args, kwargs, frame)
+        if kind is Kind.MODULE:
+            return self._module_method(receiver, name, node, args, kwargs, frame)
+        if kind in (Kind.DICT, Kind.BATCH, Kind.ENCODING):
+            if name == "items":
+                return Value(Kind.LIST, NO_TENSORS, elem=Value(Kind.TUPLE, NO_TENSORS,
+                                                                 fields=((0, STR), (1, self.item_of(receiver, None, "")))))
+            if name == "values":
+                return Value(Kind.LIST, NO_TENSORS, elem=self.item_of(receiver, None, ""))
+            if name == "keys":
+                return Value(Kind.LIST, NO_TENSORS, elem=STR)
+            if name in ("get", "pop") and node.args:
+                key = _string_value(node.args[0].value)
+                return self.item_of(receiver, key, key or "")
+            if name in ("update", "setdefault"):
+                return NONE_VALUE
+            if kind is Kind.BATCH:
+                return UNKNOWN
+        if kind is Kind.TOKENIZER:
+            if name in lib.TOKENIZER_ENCODING_METHODS:
+                return self._tokenizer_output(node, kwargs, name)
+            if name in lib.TOKENIZER_TENSOR_METHODS:
+                if self._returns_pt(kwargs):
+                    return Value(Kind.TENSOR, HOST, Origin(ORIGIN_TOKENIZER, node, f"`{code_of(node.func)}(...)`"))
+                return Value(Kind.LIST, NO_TENSORS, elem=SCALAR)
+            if name in ("decode", "batch_decode", "convert_ids_to_tokens", "tokenize"):
+                return STR
+            return UNKNOWN
+        if kind is Kind.ACCELERATOR:
+            if name in lib.ACCELERATOR_PREPARE:
+                managed = [self._managed(a) for a in args]
+                if len(managed) == 1:
+                    return managed[0]
+                return Value(Kind.TUPLE, NO_TENSORS, fields=tuple(enumerate(managed)))
+            return UNKNOWN
+        if kind is Kind.OBJECT and receiver.node is not None:
+            info = self.classes.get(id(receiver.node))
+            method = self._find_method(info, name) if info is not None else None
+            if method is not None:
+                return self.call_function(method[1], [receiver] + args, kwargs, node, frame,
+                                          class_info=method[0], is_method=True)
+        if kind is Kind.DATASET and receiver.node is not None:
+            info = self.classes.get(id(receiver.node))
+            method = self._find_method(info, name) if info is not None else None
+            if method is not None:
+                return self.call_function(method[1], [receiver] + args, kwargs, node, frame,
+                                          class_info=method[0], is_method=True)
+        if kind is Kind.OPTIMIZER and name == "load_state_dict":
+            self.emit(Made(node, self.ctx(frame), "optimizer_load", receiver.qual, receiver))
+        if kind is Kind.LIST and name in ("append", "extend", "insert") and args and isinstance(node.func, cst.Attribute):
+            target = node.func.value
+            new_elem = args[-1] if name != "extend" else self.element_of(args[-1])
+            merged = replace(receiver, elem=join(receiver.elem, new_elem) if receiver.elem is not None or receiver.fields
+                             else new_elem, fields=())
+            if receiver.fields:
+                merged = replace(merged, elem=join(self.element_of(receiver), new_elem))
+            self.assign(target, merged, frame, node)
+            return NONE_VALUE
+        return UNKNOWN
+
+    def _managed(self, value: Value) -> Value:
+        """What accelerate's prepare() returns: placed by the framework."""
+        facts = value.facts | {"managed"}
+        if value.kind is Kind.LOADER:
+            elem = value.elem.at(device_at("accelerator.device")).with_facts("managed") if value.elem else None
+            return replace(value, facts=facts, elem=elem, fields=())
+        if value.kind is Kind.MODULE:
+            return replace(value, place=device_at("accelerator.device"), facts=facts)
+        return replace(value, facts=facts)
+
+    @staticmethod
+    def _returns_pt(kwargs: dict[str, Value]) -> bool:
+        value = kwargs.get("return_tensors")
+        return value is not None and value.kind is Kind.STR
+
+    def _tokenizer_output(self, node: cst.Call, kwargs: dict[str, Value], method: str) -> Value:
+        pt = any(a.keyword is not None and a.keyword.value == "return_tensors"
+                 and _string_value(a.value) == "pt" for a in node.args)
+        if not pt:
+            return Value(Kind.ENCODING, NO_TENSORS)
+        return Value(Kind.ENCODING, HOST, Origin(ORIGIN_TOKENIZER, node, f"`{code_of(node.func)}(...)`"),
+                     obj=new_obj_id())
+
+    def _tensor_method(self, receiver: Value, name: str, node: cst.Call, args: list[Value],
+                       kwargs: dict[str, Value], frame: Frame) -> Value:
+        if name in ("item", "tolist"):
+            return SCALAR
+        if name == "numpy":
+            self._host_consumer(node, [receiver], "`.numpy()`", frame)
+            return Value(Kind.NDARRAY, HOST)
+        if name in tk.HOST_VALUE_METHODS:
+            return SCALAR if name not in ("backward",) else NONE_VALUE
+        if name in tk.NEW_METHODS:
+            return Value(Kind.TENSOR, receiver.place, receiver.origin)
+        if name == "type_as" and args:
+            return receiver.at(args[0].place) if args[0].place.known else receiver
+        if name in ("size", "shape", "dim"):
+            return SCALAR
+        if name in tk.MIXING_METHODS:
+            operands = [receiver] + [a for a in list(args) + list(kwargs.values()) if self._is_tensor_operand(a)]
+            if len(operands) >= 2:
+                self.meet(node, operands, f"`.{name}()`", frame)
+                return self.tensor_result(operands)
+        if name in tk.REDUCTIONS and not node.args:
+            return receiver.with_facts("zero_dim")
+        if receiver.kind is Kind.UNKNOWN:
+            return Value(Kind.UNKNOWN, receiver.place)
+        return receiver.with_facts(remove=("zero_dim",)) if name in ("view", "reshape", "unsqueeze", "expand") else receiver
+
+    def _module_method(self, receiver: Value, name: str, node: cst.Call, args: list[Value],
+                       kwargs: dict[str, Value], frame: Frame) -> Value:
+        info = self.classes.get(id(receiver.node)) if receiver.node is not None else None
+        if name in ("register_buffer", "register_parameter") and len(args) >= 2:
+            attr = _string_value(node.args[0].value) or "<dynamic>"
+            value = args[1].with_facts("registered", "buffer" if name == "register_buffer" else "param")
+            self.rebind(frame, receiver.obj, receiver.set_field(attr, value))
+            return NONE_VALUE
+        if name in ("add_module", "register_module") and len(args) >= 2:
+            attr = _string_value(node.args[0].value) or f"<dynamic{id(node)}>"
+            self.rebind(frame, receiver.obj, receiver.set_field(attr, args[1].with_facts("registered")))
+            return NONE_VALUE
+        if info is not None:
+            method = self._find_method(info, name)
+            if method is not None:
+                if name == "forward":
+                    return self.call_module(receiver, node, args, kwargs, frame)
+                return self.call_function(method[1], [receiver] + args, kwargs, node, frame,
+                                          class_info=method[0], is_method=True)
+        if name in tk.MODULE_SELF_METHODS:
+            return receiver
+        if name in ("forward", "generate", "predict", "encode", "decode", "__call__"):
+            return self.call_module(receiver, node, args, kwargs, frame, forward_only=name != "forward")
+        if name in ("parameters", "named_parameters", "buffers", "state_dict", "children", "modules"):
+            return Value(Kind.UNKNOWN, receiver.place, facts=frozenset({"params"}), obj=receiver.obj)
+        return UNKNOWN
+
+    def _find_method(self, info: ClassInfo | None, name: str) -> tuple[ClassInfo, cst.FunctionDef] | None:
+        seen = 0
+        while info is not None and seen < 20:
+            if name in info.methods:
+                return info, info.methods[name]
+            nxt = None
+            for base in info.bases:
+                if base.kind is Kind.CLASS and base.node is not None:
+                    nxt = self.classes.get(id(base.node))
+                    if nxt is not None:
+                        break
+            info = nxt
+            seen += 1
+        return None
+
+    # --- moves -------------------------------------------------------------------------
+    def move_call(self, receiver: Value, method: str, node: cst.Call, args: list[Value],
+                  kwargs: dict[str, Value], frame: Frame, statement: bool) -> Value:
+        info = self.classes.get(id(receiver.node)) if receiver.node is not None else None
+        own = self._find_method(info, method) if info is not None else None
+        if own is not None and not info.is_module:  # a class with its own .to(): run it
+            return self.call_function(own[1], [receiver] + args, kwargs, node, frame,
+                                      class_info=own[0], is_method=True)
+        if method == "cpu":
+            target = HOST
+        elif method == "cuda":
+            index = code_of(node.args[0].value) if node.args else ""
+            target = device_at(f"cuda:{index}" if index else "cuda", node)
+            self.device_in_play = True
+            self.emit(Made(node, self.ctx(frame), "cuda", "Tensor.cuda", receiver))
+        else:
+            target = None
+            candidates: list[tuple[Value, cst.CSTNode | None]] = []
+            if "device" in kwargs:
+                arg_node = next(a.value for a in node.args if a.keyword is not None and a.keyword.value == "device")
+                candidates.append((kwargs["device"], arg_node))
+            elif args:
+                positional = [a.value for a in node.args if a.keyword is None]
+                candidates.append((args[0], positional[0] if positional else None))
+            for value, arg_node in candidates:
+                if value.kind in (Kind.TENSOR,) and value.place.known:
+                    target = value.place
+                else:
+                    target = self._place_of_device_value(value, arg_node)
+            if target is None:
+                return receiver  # a dtype conversion, or a target we cannot tell
+            if target.on_device and candidates and candidates[0][0].kind is Kind.STR \
+                    and "cuda" in target.device:
+                self.emit(Made(node, self.ctx(frame), "cuda", "Tensor.to", receiver))
+        non_blocking = "non_blocking" in kwargs
+        if target.on_device:
+            self.device_in_play = True
+        return self.move_value(node, receiver, target, method, frame, statement, non_blocking)
+
+    def move_value(self, node: cst.Call, receiver: Value, target: Placement, method: str, frame: Frame,
+                   statement: bool, non_blocking: bool = False) -> Value:
+        subject_text = code_of(node.func.value) if isinstance(node.func, cst.Attribute) else code_of(node)
+        if target.node is None:
+            target = replace(target, node=node)
+        self.emit(Move(node, self.ctx(frame), receiver, target, method, statement, subject_text,
+                       non_blocking, node))
+        kind = receiver.kind
+        if kind is Kind.MODULE:
+            moved = self.move_module(receiver, target)
+            if receiver.obj:
+                self.rebind(frame, receiver.obj, moved)
+                if receiver.node is not None and target.on_device:
+                    self.moved_classes.add(id(receiver.node))
+            return moved
+        if kind in (Kind.TENSOR, Kind.UNKNOWN):
+            return Value(Kind.TENSOR if kind is Kind.TENSOR else Kind.UNKNOWN, target, receiver.origin,
+                         facts=receiver.facts - {"zero_dim"} if not receiver.is_zero_dim else receiver.facts)
+        if kind is Kind.ENCODING:  # BatchEncoding.to moves its fields in place and returns itself
+            moved = replace(receiver, place=target,
+                            fields=tuple((k, v.at(target) if v.kind is Kind.TENSOR else v) for k, v in receiver.fields))
+            if receiver.obj:
+                self.rebind(frame, receiver.obj, moved)
+            return moved
+        if kind is Kind.BATCH:
+            return replace(receiver, place=target,
+                           fields=tuple((k, v.at(target) if v.kind in (Kind.TENSOR, Kind.BATCH) else v)
+                                        for k, v in receiver.fields),
+                           elem=receiver.elem.at(target) if receiver.elem is not None else None)
+        if kind is Kind.OBJECT and receiver.node is not None:
+            return replace(receiver, place=target)
+        return UNKNOWN
+
+    def move_module(self, module: Value, target: Placement) -> Value:
+        """`module.to(target)`: registered state follows; the rest stays where it was."""
+        if module.place.where is Where.NONE and not module.fields:
+            return module
+        fields = []
+        for key, value in module.fields:
+            if value.has("registered"):
+                if value.kind is Kind.MODULE:
+                    value = self.move_module(value, target)
+                elif value.place.where is not Where.NONE:
+                    value = value.at(target)
+            fields.append((key, value))
+        place = target if module.place.where is not Where.NONE else module.place
+        if module.place.where is Where.NONE and any(v.has("registered") and v.place.where is not Where.NONE
+                                                     for _, v in fields):
+            place = target
+        if module.place.where is Where.UNKNOWN:
+            place = target
+        return replace(module, place=place, fields=tuple(fields))
+
+    # --- modules -----------------------------------------------------------------------
+    def effective_host_parts(self, module: Value, depth: int = 0) -> list[Value]:
+        """Registered parts of a device module that are still on the host (assigned after the move)."""
+        if depth > 4:
+            return []
+        out = []
+        for _, value in module.fields:
+            if not value.has("registered"):
+                continue
+            if value.place.on_host and value.origin is not None and value.origin.category == ORIGIN_AFTER_MOVE:
+                out.append(value)
+            elif value.kind is Kind.MODULE:
+                out.extend(self.effective_host_parts(value, depth + 1))
+        return out
+
+    def call_module(self, module: Value, node: cst.Call, args: list[Value], kwargs: dict[str, Value],
+                    frame: Frame, forward_only: bool = False) -> Value:
+        inputs = [v for v in list(args) + [v for k, v in kwargs.items() if k != "*"] if self._is_tensor_operand(v)
+                  or v.kind in (Kind.ENCODING, Kind.BATCH)]
+        for v in list(args) + list(kwargs.values()):
+            if v.kind in (Kind.LIST, Kind.TUPLE, Kind.DICT):
+                inputs.extend(f for _, f in v.fields if self._is_tensor_operand(f))
+        if kwargs.get("**") is not None and kwargs["**"].kind in (Kind.ENCODING, Kind.BATCH, Kind.DICT):
+            spread = kwargs["**"]
+            inputs.extend(f for _, f in spread.fields if self._is_tensor_operand(f))
+            if not spread.fields and spread.place.known:
+                inputs.append(Value(Kind.TENSOR, spread.place, spread.origin))
+        name = code_of(node.func)
+        operation = f"the call of `{name}`"
+        reported = False
+        if module.place.where is not Where.NONE and not module.has("managed"):
+            weights = Value(Kind.MODULE, module.place, module.origin, facts=module.facts)
+            if module.has("scatters"):
+                # DataParallel scatters host inputs itself; its own weights still must be placed
+                reported = self.meet(node, [weights] + [v for v in inputs if v.place.on_device], operation, frame)
+            else:
+                reported = self.meet(node, [weights] + inputs, operation, frame)
+            if module.place.on_device and not reported:
+                for part in self.effective_host_parts(module):
+                    if any(v.place.on_device for v in inputs) or not inputs:
+                        self.emit(Meet(node, self.ctx(frame), part, Value(Kind.TENSOR, module.place), operation))
+                        reported = True
+        info = self.classes.get(id(module.node)) if module.node is not None else None
+        if info is not None and not reported:
+            method = self._find_method(info, "forward")
+            if method is not None:
+                call_args = [module] + [self._as_moved(a, module) for a in args]
+                result = self.call_function(method[1], call_args, kwargs, node, frame, class_info=method[0],
+                                            is_method=True, role="forward")
+                if result.kind is not Kind.UNKNOWN or result.place.known:
+                    return result
+        if module.place.where is Where.NONE:
+            return self.tensor_result(inputs) if inputs else Value(Kind.TENSOR, UNKNOWN_PLACE)
+        if module.has("managed"):
+            return Value(Kind.TENSOR, module.place, facts=frozenset({"managed"}))
+        if module.place.where is Where.UNKNOWN:
+            return Value(Kind.TENSOR, UNKNOWN_PLACE)
+        if module.place.on_host:
+            return Value(Kind.TENSOR, module.place, module.origin)
+        return Value(Kind.TENSOR, module.place, Origin(ORIGIN_OTHER, node, f"the output of `{name}`"))
+
+    @staticmethod
+    def _as_moved(value: Value, module: Value) -> Value:
+        return value
+
+    # --- classes and functions ---------------------------------------------------------
+    def instantiate(self, info: ClassInfo, args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode,
+                    frame: Frame, run_init: bool = True) -> Value:
+        obj = new_obj_id()
+        if info.is_module:
+            origin = Origin(ORIGIN_MODULE, node, f"`{info.name}(...)`")
+            value = Value(Kind.MODULE, NO_TENSORS, origin, obj=obj, qual=info.name, node=info.node,
+                          facts=frozenset({"local"}))
+        elif info.is_dataset:
+            value = Value(Kind.DATASET, HOST, obj=obj, qual=info.name, node=info.node)
+        else:
+            value = Value(Kind.OBJECT, NO_TENSORS, obj=obj, qual=info.name, node=info.node)
+        init = self._find_method(info, "__init__")
+        if init is not None and run_init:
+            result_self = self.call_function(init[1], [value] + args, kwargs, node, frame, class_info=init[0],
+                                             is_method=True, role="init", want_self=True)
+            if result_self.obj == obj:
+                value = result_self
+        if info.is_module:
+            value = replace(value, place=self._module_place(value, info))
+        if info.framework_managed:
+            value = value.with_facts("framework")
+        return value
+
+    @staticmethod
+    def _module_place(module: Value, info: ClassInfo) -> Placement:
+        registered = [v for _, v in module.fields if v.has("registered")]
+        if any(v.place.on_host for v in registered):
+            return HOST
+        if any(v.place.on_device for v in registered):
+            return registered[0].place if all(v.place == registered[0].place for v in registered) else UNKNOWN_PLACE
+        if any(v.place.where is Where.UNKNOWN for v in registered) or info.library_base not in ("", "torch.nn.Module"):
+            return UNKNOWN_PLACE
+        return NO_TENSORS
+
+    def call_function(self, fn: cst.CSTNode, args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode,
+                      frame: Frame, *, class_info: ClassInfo | None = None, is_method: bool = False,
+                      role: str = "", want_self: bool = False) -> Value:
+        self.analysed.add(id(fn))
+        if frame.depth >= MAX_CALL_DEPTH or id(fn) in self._active:
+            return UNKNOWN
+        params = fn.params
+        if isinstance(fn, cst.FunctionDef) and any(isinstance(d.decorator, (cst.Name, cst.Attribute))
+                                                   and (dotted(d.decorator) or "").endswith("property")
+                                                   for d in fn.decorators):
+            pass
+        if isinstance(fn, cst.FunctionDef) and any((dotted(d.decorator) or "") == "staticmethod" for d in fn.decorators):
+            if is_method and args:
+                args = args[1:]
+        memo_key = (id(fn), tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])), role, want_self)
+        try:
+            cached = self._memo.get(memo_key)
+        except TypeError:
+            cached = None
+            memo_key = None
+        if cached is not None:
+            result, updates = cached
+            for obj, new in updates.items():
+                self.rebind(frame, obj, new)
+            return result
+        env: dict[str, Value] = {}
+        positional = list(params.posonly_params) + list(params.params)
+        remaining = list(args)
+        for param in positional:
+            pname = param.name.value
+            if remaining:
+                env[pname] = remaining.pop(0).named(pname) if not (is_method and not env) else remaining.pop(0)
+            elif pname in kwargs:
+                env[pname] = kwargs[pname].named(pname)
+            elif param.default is not None:
+                env[pname] = self.eval(param.default, Frame(self.module_env, Context(), frame.depth, True))
+            else:
+                env[pname] = UNKNOWN
+        for param in params.kwonly_params:
+            pname = param.name.value
+            if pname in kwargs:
+                env[pname] = kwargs[pname].named(pname)
+            elif param.default is not None:
+                env[pname] = self.eval(param.default, Frame(self.module_env, Context(), frame.depth, True))
+            else:
+                env[pname] = UNKNOWN
+        if isinstance(params.star_arg, cst.Param):
+            env[params.star_arg.name.value] = Value(Kind.TUPLE, NO_TENSORS, elem=join(remaining[0], remaining[-1])
+                                                    if remaining else None)
+        if params.star_kwarg is not None:
+            env[params.star_kwarg.name.value] = Value(Kind.DICT, NO_TENSORS)
+        name = fn.name.value if isinstance(fn, cst.FunctionDef) else "<lambda>"
+        qualname = f"{class_info.name}.{name}" if class_info is not None else name
+        if not role:
+            role = "method" if is_method else "function"
+            if class_info is not None and class_info.is_module and name == "forward":
+                role = "forward"
+            if class_info is not None and name == "__init__":
+                role = "init"
+            if class_info is not None and class_info.is_dataset and name == "__getitem__":
+                role = "getitem"
+        callers = frame.ctx.callers + ((frame.ctx.function,) if not frame.module_level or frame.ctx.function != "<module>" else ())
+        no_grad = frame.ctx.no_grad or (class_info is None and bool(_EVAL_NAME.search(name)) and False)
+        ctx = Context(function=qualname, role=role, class_name=class_info.name if class_info else "",
+                      loops=frame.ctx.loops if role not in ("forward", "getitem", "collate", "init") else (),
+                      no_grad=no_grad, guarded=frame.ctx.guarded, default_device=frame.ctx.default_device,
+                      callers=callers[-4:])
+        inner = Frame(env, ctx, frame.depth + 1, False, fn)
+        if is_method and positional:
+            inner.self_name = positional[0].name.value
+        saved_stmt = self._stmt
+        self._active.append(id(fn))
+        try:
+            if isinstance(fn, cst.Lambda):
+                result = self.eval(fn.body, inner)
+            else:
+                if self._is_generator(fn):
+                    self.exec_block(_block(fn.body), inner)
+                    result = UNKNOWN
+                else:
+                    self.exec_block(_block(fn.body), inner)
+                    result = NONE_VALUE
+                    for r in inner.returns:
+                        result = r if result is NONE_VALUE else join(result, r)
+        finally:
+            self._active.pop()
+            self._stmt = saved_stmt
+        updates: dict[int, Value] = {}
+        for value in args:
+            if value.obj:
+                for current in inner.env.values():
+                    if current.obj == value.obj and current != value:
+                        updates[value.obj] = current
+                        break
+        for obj, new in updates.items():
+            self.rebind(frame, obj, new)
+        if want_self:
+            self_value = inner.env.get(inner.self_name) if inner.self_name else None
+            result = self_value if self_value is not None else UNKNOWN
+        if memo_key is not None:
+            self._memo[memo_key] = (result, updates)
+        return result
+
+    @staticmethod
+    def _is_generator(fn: cst.FunctionDef) -> bool:
+        finder = _YieldFinder()
+        fn.body.visit(finder)
+        return finder.found
+
+
+class _YieldFinder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Yield(self, node: cst.Yield) -> bool:
+        self.found = True
+        return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+
+_STATEMENTS: dict[type, Callable] = {
+    cst.SimpleStatementLine: Interpreter._exec_simple_line,
+    cst.If: Interpreter._exec_if,
+    cst.For: Interpreter._exec_for,
+    cst.While: Interpreter._exec_while,
+    cst.With: Interpreter._exec_with,
+    cst.Try: Interpreter._exec_try,
+    cst.FunctionDef: Interpreter._exec_function_def,
+    cst.ClassDef: Interpreter._exec_class_def,
+}
+if hasattr(cst, "Match"):
+    _STATEMENTS[cst.Match] = Interpreter._exec_match
+if hasattr(cst, "TryStar"):
+    _STATEMENTS[cst.TryStar] = Interpreter._exec_try
+
+_SMALL: dict[type, Callable] = {
+    cst.Expr: Interpreter._exec_expr,
+    cst.Assign: Interpreter._exec_assign,
+    cst.AnnAssign: Interpreter._exec_ann_assign,
+    cst.AugAssign: Interpreter._exec_aug_assign,
+    cst.Return: Interpreter._exec_return,
+    cst.Import: Interpreter._exec_import,
+    cst.ImportFrom: Interpreter._exec_import_from,
+    cst.Del: Interpreter._exec_del,
+}
+
+_EXPRESSIONS: dict[type, Callable] = {
+    cst.Name: Interpreter._eval_name,
+    cst.Attribute: Interpreter._eval_attribute,
+    cst.Subscript: Interpreter._eval_subscript,
+    cst.Tuple: Interpreter._eval_tuple,
+    cst.List: Interpreter._eval_tuple,
+    cst.Dict: Interpreter._eval_dict,
+    cst.ListComp: Interpreter._eval_comp,
+    cst.SetComp: Interpreter._eval_comp,
+    cst.GeneratorExp: Interpreter._eval_comp,
+    cst.DictComp: Interpreter._eval_comp,
+    cst.SimpleString: Interpreter._eval_string,
+    cst.ConcatenatedString: Interpreter._eval_string,
+    cst.FormattedString: Interpreter._eval_string,
+    cst.Integer: Interpreter._eval_number,
+    cst.Float: Interpreter._eval_number,
+    cst.Imaginary: Interpreter._eval_number,
+    cst.BinaryOperation: Interpreter._eval_binary,
+    cst.Comparison: Interpreter._eval_comparison,
+    cst.UnaryOperation: Interpreter._eval_unary,
+    cst.BooleanOperation: Interpreter._eval_boolean,
+    cst.IfExp: Interpreter._eval_ifexp,
+    cst.Lambda: Interpreter._eval_lambda,
+    cst.Await: Interpreter._eval_await,
+    cst.NamedExpr: Interpreter._eval_walrus,
+    cst.StarredElement: Interpreter._eval_starred,
+}

@@ -1,0 +1,122 @@
+"""An analysed program: the events of one file, and the means to turn a report into a Finding.
+
+Positions are resolved only when a rule reports something, because libcst's position
+metadata costs as much as a second parse.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterator, TypeVar
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from devlint.analysis.events import Context, Event, HostUse, Made, Meet, Move
+from devlint.findings import Finding, Phase
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.interp import Interpreter
+    from devlint.rules.base import Report, Rule
+
+E = TypeVar("E", bound=Event)
+
+_EVAL = re.compile(r"(^|_|\.)(eval|evaluate|evaluation|valid|validate|validation|val|test|testing)(_|$|\.)|"
+                   r"(^|_|\.)(val|valid|eval|test)_?(step|epoch|loop|one_epoch)", re.I)
+_INFER = re.compile(r"(^|_|\.)(predict|prediction|infer|inference|generate|sample|serve|demo)(_|$|\.)", re.I)
+_CKPT = re.compile(r"(^|_|\.)(load|resume|restore|checkpoint|ckpt)(_|$|\.)", re.I)
+
+
+@dataclass
+class Program:
+    path: str
+    module: cst.Module
+    interpreter: "Interpreter"
+    events: list[Event] = field(default_factory=list)
+    _positions: object | None = None
+
+    # --- what rules read ---------------------------------------------------------------
+    def of(self, kind: type[E]) -> Iterator[E]:
+        for event in self.events:
+            if isinstance(event, kind):
+                yield event
+
+    @property
+    def meets(self) -> Iterator[Meet]:
+        return self.of(Meet)
+
+    @property
+    def moves(self) -> Iterator[Move]:
+        return self.of(Move)
+
+    @property
+    def host_uses(self) -> Iterator[HostUse]:
+        return self.of(HostUse)
+
+    def made(self, what: str) -> Iterator[Made]:
+        return (e for e in self.of(Made) if e.what == what)
+
+    @property
+    def device_in_play(self) -> bool:
+        return self.interpreter.device_in_play
+
+    # --- positions ---------------------------------------------------------------------
+    def position(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
+        if self._positions is None:
+            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+            self._positions = wrapper.resolve(PositionProvider)
+        try:
+            rng = self._positions[node]  # type: ignore[index]
+        except KeyError:
+            return (1, 1, 1, 1)
+        return (rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1)
+
+    # --- phases ------------------------------------------------------------------------
+    def phase(self, ctx: Context) -> Phase:
+        """When the crash would happen, from where the event sits in the program."""
+        names = (ctx.function,) + ctx.callers
+        if any(_CKPT.search(n) for n in names[:1]) and "load" in ctx.function.lower():
+            return Phase.CHECKPOINT
+        if ctx.no_grad or any(_EVAL.search(n) for n in names):
+            if any(_INFER.search(n) for n in names):
+                return Phase.INFERENCE
+            return Phase.EVALUATION
+        if any(_INFER.search(n) for n in names):
+            return Phase.INFERENCE
+        if ctx.in_loop or ctx.role in ("forward", "getitem", "collate"):
+            return Phase.TRAINING
+        if ctx.function == "<module>" and not ctx.callers:
+            return Phase.MODULE
+        return Phase.TRAINING
+
+    # --- findings ----------------------------------------------------------------------
+    def finding(self, rule: "Rule", report: "Report", ctx: Context | None) -> Finding:
+        line, col, end_line, end_col = self.position(report.node)
+        statement_lines = None
+        stmt = ctx.statement if ctx is not None else None
+        if isinstance(stmt, cst.SimpleStatementLine):
+            s_line, _, s_end, _ = self.position(stmt)
+            if s_line <= line <= s_end:
+                statement_lines = (s_line, s_end)
+        if statement_lines is None:
+            statement_lines = (line, end_line)
+        phase = self.phase(ctx) if ctx is not None else Phase.UNKNOWN
+        from devlint.findings import Confidence
+
+        return Finding(
+            code=rule.code,
+            name=rule.name,
+            severity=rule.severity,
+            path=self.path,
+            line=line,
+            column=col,
+            end_line=end_line,
+            end_column=end_col,
+            message=report.message,
+            confidence=report.confidence if isinstance(report.confidence, Confidence) else Confidence.DEFINITE,
+            phase=phase,
+            statement_lines=statement_lines,
+            context=ctx.function if ctx is not None else "",
+            fix=report.fix if report.fix is not None else None,
+        )

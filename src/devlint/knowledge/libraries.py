@@ -1,0 +1,82 @@
+"""What the libraries around PyTorch make and accept: Hugging Face, torchvision, timm,
+accelerate, Lightning, and the host-only consumers (NumPy, scikit-learn, matplotlib).
+
+Data only. A trailing `*` matches any attribute below that prefix; a leading `*.` matches the
+final attribute of any name (`*.from_pretrained`).
+"""
+
+# calls that make modules with weights (on the host unless device_map= says otherwise)
+MODEL_CONSTRUCTORS = frozenset({
+    "torchvision.models.*", "timm.create_model", "torch.hub.load",
+    "transformers.*.from_pretrained", "transformers.*.from_config",
+    "transformers.pipeline_", "sentence_transformers.SentenceTransformer",
+    "diffusers.*.from_pretrained", "peft.get_peft_model", "peft.PeftModel.from_pretrained",
+})
+
+# model constructors whose result is already placed (they take a device argument)
+PLACING_CONSTRUCTORS = {
+    "sentence_transformers.SentenceTransformer": "device",
+    "transformers.pipeline": "device",
+}
+
+# library classes that are nn.Modules (bases of user classes)
+MODULE_BASES = frozenset({
+    "torch.nn.Module", "pytorch_lightning.LightningModule", "lightning.LightningModule",
+    "lightning.pytorch.LightningModule", "transformers.PreTrainedModel",
+    "transformers.modeling_utils.PreTrainedModel", "torch.nn.Sequential",
+    "torch.nn.ModuleList", "torch.nn.ModuleDict", "timm.models.*", "torchvision.models.*",
+})
+
+# module bases whose hooks receive batches already placed by the framework
+FRAMEWORK_MODULE_BASES = frozenset({
+    "pytorch_lightning.LightningModule", "lightning.LightningModule",
+    "lightning.pytorch.LightningModule", "pytorch_lightning.core.LightningModule",
+})
+
+TOKENIZERS = frozenset({
+    "transformers.AutoTokenizer.from_pretrained", "transformers.*Tokenizer.from_pretrained",
+    "transformers.*TokenizerFast.from_pretrained", "transformers.AutoProcessor.from_pretrained",
+    "transformers.*Processor.from_pretrained", "transformers.AutoFeatureExtractor.from_pretrained",
+    "transformers.AutoImageProcessor.from_pretrained", "tiktoken.get_encoding",
+})
+
+# tokenizer methods that return a BatchEncoding (with return_tensors="pt": host tensors)
+TOKENIZER_ENCODING_METHODS = frozenset({"__call__", "batch_encode_plus", "encode_plus",
+                                        "pad", "prepare_seq2seq_batch", "apply_chat_template"})
+TOKENIZER_TENSOR_METHODS = frozenset({"encode"})
+
+# keyword arguments of from_pretrained that place the model (it must not be moved again)
+DISPATCH_KWARGS = frozenset({"device_map", "load_in_8bit", "load_in_4bit",
+                             "quantization_config"})
+
+# --- frameworks that place data and models themselves -------------------------------------
+
+ACCELERATORS = frozenset({"accelerate.Accelerator", "lightning.Fabric",
+                          "lightning.fabric.Fabric", "lightning_fabric.Fabric"})
+ACCELERATOR_PREPARE = frozenset({"prepare", "prepare_model", "prepare_data_loader",
+                                 "setup", "setup_dataloaders", "setup_module"})
+MANAGING_TRAINERS = frozenset({
+    "transformers.Trainer", "transformers.Seq2SeqTrainer", "trl.*Trainer",
+    "pytorch_lightning.Trainer", "lightning.Trainer", "lightning.pytorch.Trainer",
+})
+
+# --- host-only consumers (DEV109) ---------------------------------------------------------
+
+HOST_ONLY_CALLS = frozenset({
+    "numpy.*", "sklearn.metrics.*", "matplotlib.pyplot.*", "scipy.*", "pandas.DataFrame",
+    "pandas.Series", "seaborn.*", "PIL.Image.fromarray", "cv2.*",
+})
+# numpy functions that are fine with any argument (they do not read tensor data)
+HOST_ONLY_EXCEPTIONS = frozenset({"numpy.random.seed", "numpy.random.*", "numpy.set_printoptions",
+                                  "numpy.dtype", "numpy.float32", "numpy.int64",
+                                  "matplotlib.pyplot.figure", "matplotlib.pyplot.show",
+                                  "matplotlib.pyplot.savefig", "matplotlib.pyplot.title",
+                                  "matplotlib.pyplot.xlabel", "matplotlib.pyplot.ylabel",
+                                  "matplotlib.pyplot.legend", "matplotlib.pyplot.subplots",
+                                  "matplotlib.pyplot.close", "matplotlib.pyplot.tight_layout"})
+
+NUMPY_ARRAY_MAKERS = frozenset({"numpy.array", "numpy.zeros", "numpy.ones", "numpy.arange",
+                                "numpy.asarray", "numpy.empty", "numpy.random.rand",
+                                "numpy.random.randn", "numpy.random.randint", "numpy.load",
+                                "numpy.stack", "numpy.concatenate", "numpy.full",
+                                "numpy.linspace", "numpy.random.normal", "numpy.eye"})

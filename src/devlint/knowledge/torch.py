@@ -1,0 +1,207 @@
+"""What PyTorch's own APIs make, accept and move: data, not code.
+
+Names are canonical dotted names as the import table resolves them (`nn.Linear` is
+`torch.nn.Linear`). A trailing `*` matches any attribute below that prefix.
+"""
+
+# --- tensors -----------------------------------------------------------------------------
+
+# factories that take `device=`; without it they make host tensors
+FACTORIES = frozenset({
+    "torch.zeros", "torch.ones", "torch.full", "torch.empty", "torch.arange", "torch.range",
+    "torch.linspace", "torch.logspace", "torch.eye", "torch.rand", "torch.randn",
+    "torch.randint", "torch.randperm", "torch.tensor", "torch.as_tensor", "torch.empty_strided",
+    "torch.tril_indices", "torch.triu_indices", "torch.normal", "torch.bernoulli",
+    "torch.sparse_coo_tensor", "torch.complex",
+})
+
+# factories whose result is host data handed to the program (reported as DEV101, not DEV105,
+# when they are not made inside forward or a loop)
+DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy",
+                            "torch.Tensor", "torch.FloatTensor", "torch.LongTensor",
+                            "torch.IntTensor", "torch.DoubleTensor", "torch.BoolTensor",
+                            "torch.ByteTensor", "torch.HalfTensor"})
+
+# factories that can never take a device: always host
+HOST_ONLY_FACTORIES = frozenset({
+    "torch.from_numpy", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor",
+    "torch.IntTensor", "torch.DoubleTensor", "torch.BoolTensor", "torch.ByteTensor",
+    "torch.HalfTensor", "torch.frombuffer",
+})
+
+# `*_like(x)` and friends: placed where their first argument is
+LIKE_FACTORIES = frozenset({
+    "torch.zeros_like", "torch.ones_like", "torch.full_like", "torch.empty_like",
+    "torch.rand_like", "torch.randn_like", "torch.randint_like",
+})
+
+# Tensor methods that make a new tensor on the receiver's device
+NEW_METHODS = frozenset({"new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"})
+
+# Tensor methods whose result keeps the receiver's placement and which take no other tensor
+SAME_PLACE_METHODS = frozenset({
+    "detach", "clone", "contiguous", "float", "double", "half", "bfloat16", "long", "int",
+    "short", "bool", "byte", "char", "view", "reshape", "flatten", "unflatten", "squeeze",
+    "unsqueeze", "permute", "transpose", "t", "T", "mT", "expand", "repeat", "narrow",
+    "abs", "exp", "log", "sigmoid", "tanh", "relu", "softmax", "log_softmax", "argmax",
+    "argmin", "topk", "sort", "argsort", "max", "min", "sum", "mean", "std", "var", "norm",
+    "prod", "cumsum", "pow", "sqrt", "round", "floor", "ceil", "clamp", "clip", "chunk",
+    "split", "unbind", "requires_grad_", "retain_grad", "fill_", "zero_", "neg", "sign",
+    "masked_select", "nonzero", "float_", "logsumexp", "all", "any", "numel", "dim",
+    "unique", "roll", "flip", "tril", "triu", "diag", "view_as", "expand_as", "reshape_as",
+    "type", "to_dense", "to_sparse", "pin_memory", "share_memory_", "item_", "square",
+    "nan_to_num", "isnan", "isinf", "logical_not", "cpu_", "gelu", "exp_", "log1p",
+    "amax", "amin", "median", "mode", "sin", "cos", "reciprocal", "rsqrt", "sub_", "mul_",
+    "div_", "add_", "clamp_", "masked_fill", "masked_fill_", "index_select", "gather",
+    "scatter", "scatter_", "scatter_add", "scatter_add_", "index_add", "index_add_",
+    "add", "sub", "mul", "div", "matmul", "mm", "bmm", "dot", "eq", "ne", "lt", "le", "gt",
+    "ge", "where", "maximum", "minimum", "copy_", "lerp", "lerp_", "addmm", "baddbmm",
+    "true_divide", "floor_divide", "remainder", "fmod", "logical_and", "logical_or",
+    "cross", "outer", "kron", "masked_scatter", "masked_scatter_", "index_put_",
+    "index_fill", "index_fill_", "index_copy_", "put_", "take", "take_along_dim",
+})
+
+# Tensor methods whose tensor arguments must be on the receiver's device
+MIXING_METHODS = frozenset({
+    "add", "sub", "mul", "div", "matmul", "mm", "bmm", "dot", "eq", "ne", "lt", "le", "gt",
+    "ge", "where", "maximum", "minimum", "masked_fill", "masked_fill_", "index_select",
+    "gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "index_add",
+    "index_add_", "add_", "sub_", "mul_", "div_", "lerp", "lerp_", "addmm", "baddbmm",
+    "true_divide", "floor_divide", "remainder", "fmod", "logical_and", "logical_or",
+    "cross", "outer", "kron", "masked_scatter", "masked_scatter_", "masked_select",
+    "index_fill", "index_fill_", "index_copy_", "take_along_dim", "expand_as_", "pow",
+    "clamp", "clip", "copy_",
+})
+
+# methods whose result is a Python value: the tensor leaves the device there
+HOST_VALUE_METHODS = frozenset({"item", "tolist", "size", "dim", "numel", "get_device",
+                                "element_size", "nelement", "stride", "data_ptr",
+                                "is_contiguous", "backward", "register_hook"})
+
+# methods that reduce to a 0-dim tensor when called without a dim (PyTorch lets a 0-dim CPU
+# tensor meet device tensors like a Python number)
+REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod", "norm", "std", "var", "all",
+                        "any", "amax", "amin", "median", "logsumexp", "count_nonzero"})
+
+# torch.* functions that are not tensor operations (never a meet); everything else in torch.*
+# with several tensor arguments must have them on one device
+NON_MIXING_FUNCTIONS = frozenset({
+    "torch.save", "torch.load", "torch.manual_seed", "torch.set_grad_enabled",
+    "torch.no_grad", "torch.inference_mode", "torch.enable_grad", "torch.device",
+    "torch.set_default_device", "torch.set_default_dtype", "torch.is_tensor",
+    "torch.numel", "torch.set_printoptions", "torch.compile", "torch.jit.script",
+    "torch.jit.trace", "torch.onnx.export", "torch.nn.utils.clip_grad_norm_",
+    "torch.nn.utils.clip_grad_value_", "torch.nn.utils.rnn.pack_padded_sequence",
+    "torch.nn.utils.rnn.pad_packed_sequence", "torch.nn.utils.rnn.pad_sequence",
+    "torch.nn.utils.rnn.pack_sequence", "torch.utils.data.DataLoader",
+    "torch.utils.data.TensorDataset", "torch.autograd.grad", "torch.equal",
+    "torch.testing.assert_close", "torch.allclose", "torch.isclose", "torch.is_grad_enabled",
+    "torch.cuda.*", "torch.backends.*", "torch.distributed.*", "torch.set_num_threads",
+    "torch.use_deterministic_algorithms", "torch.autocast", "torch.amp.*",
+    "torch.cuda.amp.*", "torch.utils.*", "torch.hub.*", "torch.optim.*", "torch.nn.init.*",
+    "torch.set_float32_matmul_precision", "torch.from_numpy", "torch.get_default_dtype",
+    "torch.is_floating_point", "torch.broadcast_shapes", "torch.Size", "torch.Generator",
+    "torch.set_default_tensor_type", "torch.finfo", "torch.iinfo", "torch.typename",
+})
+
+# torch functions whose result is a Python value
+HOST_VALUE_FUNCTIONS = frozenset({"torch.numel", "torch.is_tensor", "torch.equal",
+                                  "torch.allclose", "torch.is_floating_point"})
+
+DTYPES = frozenset({
+    "torch.float", "torch.float32", "torch.float64", "torch.double", "torch.float16",
+    "torch.half", "torch.bfloat16", "torch.int", "torch.int8", "torch.int16", "torch.int32",
+    "torch.int64", "torch.long", "torch.uint8", "torch.bool", "torch.short",
+    "torch.complex64", "torch.complex128", "torch.cfloat", "torch.float8_e4m3fn",
+    "torch.float8_e5m2",
+})
+
+# --- devices -----------------------------------------------------------------------------
+
+DEVICE_CONSTRUCTORS = frozenset({"torch.device"})
+CUDA_AVAILABLE = frozenset({"torch.cuda.is_available", "torch.backends.mps.is_available",
+                            "torch.cuda.device_count"})
+SET_DEFAULT_DEVICE = frozenset({"torch.set_default_device"})
+DEFAULT_DEVICE_CONTEXTS = frozenset({"torch.device"})  # `with torch.device(d):`
+NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode"})
+
+# --- modules -----------------------------------------------------------------------------
+
+MODULE_BASE = "torch.nn.Module"
+
+# torch.nn classes that hold no parameters or buffers: never need a move
+STATELESS_MODULES = frozenset({
+    "ReLU", "ReLU6", "LeakyReLU", "PReLU_", "GELU", "SiLU", "Mish", "ELU", "SELU", "CELU",
+    "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Softmax2d", "Softplus", "Softsign",
+    "Hardtanh", "Hardswish", "Hardsigmoid", "Tanhshrink", "Threshold", "GLU", "LogSigmoid",
+    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+    "Identity", "Flatten", "Unflatten", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
+    "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d",
+    "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle",
+    "PixelUnshuffle", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+    "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d",
+    "ChannelShuffle", "CosineSimilarity", "PairwiseDistance", "Fold", "Unfold",
+    "MaxUnpool1d", "MaxUnpool2d",
+})
+
+# losses and the arguments (keyword, positional index) that hold tensors
+LOSS_WEIGHT_ARGS = {
+    "CrossEntropyLoss": (("weight", 0),),
+    "NLLLoss": (("weight", 0),),
+    "BCELoss": (("weight", 0),),
+    "BCEWithLogitsLoss": (("weight", 0), ("pos_weight", 4)),
+    "MultiLabelSoftMarginLoss": (("weight", 0),),
+    "MultiMarginLoss": (("weight", 2),),
+    "NLLLoss2d": (("weight", 0),),
+}
+
+# containers that register what they hold
+REGISTERING_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.ModuleDict",
+                                    "torch.nn.Sequential", "torch.nn.ParameterList",
+                                    "torch.nn.ParameterDict"})
+
+PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+# wrappers that scatter inputs to the devices themselves (CPU inputs are fine)
+SCATTERING_WRAPPERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel"})
+# wrappers that hold the module where it already is
+WRAPPERS = frozenset({"torch.nn.parallel.DistributedDataParallel",
+                      "torch.nn.DistributedDataParallel", "torch.compile",
+                      "torch.jit.script", "torch.jit.trace", "torch.nn.SyncBatchNorm.convert_sync_batchnorm"})
+
+# module methods returning the module itself (so `model.eval().to(d)` chains work)
+MODULE_SELF_METHODS = frozenset({"train", "eval", "half", "float", "double", "bfloat16",
+                                 "requires_grad_", "apply", "zero_grad_", "share_memory",
+                                 "to_empty", "type"})
+
+# --- data --------------------------------------------------------------------------------
+
+LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader",
+                     "torch_geometric.loader.DataLoader", "monai.data.DataLoader"})
+DATASETS = frozenset({
+    "torch.utils.data.TensorDataset", "torch.utils.data.Subset",
+    "torch.utils.data.ConcatDataset", "torch.utils.data.random_split",
+    "torch.utils.data.dataset.TensorDataset", "torchvision.datasets.*",
+    "torchtext.datasets.*", "torchaudio.datasets.*",
+})
+DATASET_BASES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.IterableDataset",
+                           "torch.utils.data.dataset.Dataset"})
+
+# iterables that yield what they wrap
+PASS_THROUGH_ITERABLES = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm",
+                                    "tqdm.std.tqdm", "tqdm", "iter", "rich.progress.track",
+                                    "itertools.islice", "reversed"})
+
+# --- optimizers --------------------------------------------------------------------------
+
+OPTIMIZERS = frozenset({"torch.optim.*", "transformers.AdamW", "bitsandbytes.optim.*",
+                        "apex.optimizers.*", "timm.optim.*"})
+NOT_OPTIMIZERS = frozenset({"torch.optim.lr_scheduler.*", "torch.optim.swa_utils.*"})
+# optimizers that create their per-parameter state in __init__, on the parameters' device
+EAGER_STATE_OPTIMIZERS = frozenset({"torch.optim.Adagrad"})
+
+# --- loading -----------------------------------------------------------------------------
+
+CHECKPOINT_LOADERS = frozenset({"torch.load", "torch.hub.load_state_dict_from_url",
+                                "torch.utils.model_zoo.load_url"})

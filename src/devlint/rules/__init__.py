@@ -1,0 +1,27 @@
+"""The rule registry: one module per rule, each exposing a `rule` object."""
+
+from __future__ import annotations
+
+import importlib
+from functools import lru_cache
+
+from devlint.rules.base import Rule
+
+_RULE_MODULES = (
+    "parse_error",
+    "unmoved_input",
+    "unmoved_module",
+    "discarded_to",
+    "to_on_non_tensor",
+)
+
+
+@lru_cache(maxsize=1)
+def all_rules() -> tuple[Rule, ...]:
+    """Every rule, in code order."""
+    rules = [importlib.import_module(f"devlint.rules.{name}").rule for name in _RULE_MODULES]
+    return tuple(sorted(rules, key=lambda r: r.code))
+
+
+def rule_by_code(code: str) -> Rule | None:
+    return {r.code: r for r in all_rules()}.get(code.upper())

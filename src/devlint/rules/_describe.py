@@ -1,0 +1,66 @@
+"""Shared wording for messages: name the value, where it came from, what it meets, when it
+crashes, and the fix (style.md). Rules compose these; none of them decides anything."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from devlint.analysis.values import Value, Where
+from devlint.findings import Phase
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.events import Context
+    from devlint.analysis.program import Program
+
+
+def value_name(value: Value, fallback: str = "this value") -> str:
+    return f"`{value.label}`" if value.label else fallback
+
+
+def where_from(program: "Program", value: Value) -> str:
+    origin = value.origin
+    if origin is None or not origin.description:
+        return ""
+    if origin.node is not None:
+        line = program.position(origin.node)[0]
+        return f"{origin.description} at line {line}"
+    return origin.description
+
+
+def device_side(program: "Program", value: Value) -> str:
+    """`outputs` is on `device` (moved at line 12)."""
+    name = value_name(value, "the other operand")
+    place = value.place
+    device = f"`{place.device}`" if place.device else "a device"
+    if place.where is Where.COND:
+        text = f"{name} is on {device} when `{place.cond}`"
+    else:
+        text = f"{name} is on {device}"
+    details = []
+    origin = value.origin
+    if origin is not None and origin.description.startswith("the output of") and origin.name:
+        details.append(origin.description)
+    if place.node is not None:
+        details.append(f"moved at line {program.position(place.node)[0]}")
+    if details:
+        text += f" ({', '.join(details)})"
+    return text
+
+
+def when_it_crashes(program: "Program", ctx: "Context | None") -> str:
+    if ctx is None:
+        return "this crashes when the line runs"
+    phase = program.phase(ctx)
+    where = f" in `{ctx.function}()`" if ctx.function != "<module>" else ""
+    return {
+        Phase.TRAINING: f"this crashes at the first training step{where}",
+        Phase.EVALUATION: f"this crashes after the first training epoch, in evaluation{where}"
+        if not where else f"this crashes after the first training epoch,{where}",
+        Phase.CHECKPOINT: f"this crashes when the checkpoint is reloaded{where}",
+        Phase.INFERENCE: f"this crashes in inference{where}",
+        Phase.MODULE: "this crashes as soon as the script reaches this line",
+    }.get(phase, f"this crashes when the line runs{where}")
+
+
+def device_expr(value: Value) -> str:
+    return value.place.device or "device"

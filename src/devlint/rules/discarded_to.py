@@ -1,0 +1,54 @@
+"""DEV107 discarded-to: `Tensor.to` returns a copy, so a bare `x.to(device)` moves nothing."""
+
+from devlint.analysis.values import Kind
+from devlint.findings import Fix, Severity
+from devlint.rules.base import FixSafety, Report, Rule
+
+rule = Rule(
+    code="DEV107",
+    name="discarded-to",
+    severity=Severity.ERROR,
+    summary="The result of Tensor.to() / .cuda() / .cpu() is thrown away; the tensor stays where it was.",
+    why="""
+        `Module.to()` moves a model in place, but `Tensor.to()`, `.cuda()` and `.cpu()` return a
+        new tensor and leave the original where it was. A bare `x.to(device)` statement does
+        nothing; the next use of `x` meets the device model with a CPU tensor and raises
+        `Expected all tensors to be on the same device`.
+    """,
+    bad="""
+        for x, y in loader:
+            x.to(device)
+            out = model(x)
+    """,
+    good="""
+        for x, y in loader:
+            x = x.to(device)
+            out = model(x)
+    """,
+    fix=FixSafety.SAFE,
+    limits="Only values known to be tensors are reported: a bare `.to()` on a module is correct.",
+)
+
+
+@rule.check
+def discarded_moves(program):
+    for move in program.moves:
+        if not move.statement or move.subject.kind is not Kind.TENSOR:
+            continue
+        call = move.call
+        text = move.subject_text
+        simple = text.replace(".", "").replace("_", "").isalnum()
+        fix = None
+        if simple and call is not None:
+            line, col, _, _ = program.position(call)
+            fix = Fix(description=f"assign the result: `{text} = {text}.{move.method}(...)`", safe=True,
+                      edits=((line, col, line, col, f"{text} = "),))
+        yield Report(
+            node=call if call is not None else move.node,
+            message=(
+                f"`{text}.{move.method}(...)` returns a moved copy that is thrown away, so `{text}` stays "
+                f"where it was. Assign the result: `{text} = {text}.{move.method}(...)`."
+            ),
+            ctx=move.ctx,
+            fix=fix,
+        )

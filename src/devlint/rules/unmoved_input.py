@@ -1,0 +1,65 @@
+"""DEV101 unmoved-input: host data meets a model or tensor that was moved to a device."""
+
+from devlint.analysis.values import ORIGIN_BATCH, ORIGIN_DATA, ORIGIN_TOKENIZER
+from devlint.findings import Confidence, Severity
+from devlint.rules._describe import device_expr, device_side, value_name, when_it_crashes, where_from
+from devlint.rules.base import FixSafety, Report, Rule
+
+rule = Rule(
+    code="DEV101",
+    name="unmoved-input",
+    severity=Severity.ERROR,
+    summary="A tensor still on the CPU meets a model or tensor that was moved to a device.",
+    why="""
+        `model.to(device)` moves the model's weights, not the data you feed it. A batch from a
+        DataLoader, one of its fields (inputs, labels, masks), tokenizer output with
+        `return_tensors="pt"`, or a tensor made with `torch.tensor` / `torch.from_numpy` is
+        on the CPU until you move it. When it meets a device value in a call or an operation,
+        PyTorch raises `RuntimeError: Expected all tensors to be on the same device`. In an
+        evaluation loop that only runs after the first epoch, the crash costs the whole epoch.
+    """,
+    bad="""
+        model = Net().to(device)
+        for images, labels in val_loader:
+            logits = model(images.to(device))
+            loss = criterion(logits, labels)
+    """,
+    good="""
+        model = Net().to(device)
+        for images, labels in val_loader:
+            images, labels = images.to(device), labels.to(device)
+            logits = model(images)
+            loss = criterion(logits, labels)
+    """,
+    fix=FixSafety.UNSAFE,
+    limits="""
+        Data from helpers or libraries the analysis cannot see is treated as unknown and never
+        reported. Frameworks that place batches themselves (accelerate, Lightning, the Hugging
+        Face Trainer) and `nn.DataParallel`, which scatters its inputs, are not reported.
+    """,
+)
+
+_DATA = {ORIGIN_BATCH, ORIGIN_DATA, ORIGIN_TOKENIZER}
+
+
+@rule.check
+def host_data_meets_device(program):
+    for meet in program.meets:
+        host = meet.host
+        if host.origin is None or host.origin.category not in _DATA:
+            continue
+        name = value_name(host, "this tensor")
+        source = where_from(program, host)
+        source = f" ({source})" if source else ""
+        condition = f" when `{host.place.cond}` is false" if host.place.cond else ""
+        fix_name = host.label or "it"
+        yield Report(
+            node=meet.node,
+            message=(
+                f"{name} is still on the CPU here{condition}{source}, but "
+                f"{device_side(program, meet.device)}: {when_it_crashes(program, meet.ctx)}. "
+                f"Move it to the device first: `{fix_name} = {fix_name}.to({device_expr(meet.device)})`."
+            ),
+            confidence=Confidence.LIKELY if meet.likely or host.place.cond else Confidence.DEFINITE,
+            ctx=meet.ctx,
+        )
