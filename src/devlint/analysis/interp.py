@@ -693,6 +693,8 @@ class Interpreter:
             return value.elem
         if value.kind is Kind.NDARRAY:
             return Value(Kind.NDARRAY, HOST)
+        if value.kind is Kind.MODULE and value.qual in tk.REGISTERING_CONTAINERS and value.fields:
+            return self._children(value)
         if value.kind is Kind.TENSOR:
             return value.with_facts(remove=("zero_dim",))
         return UNKNOWN
@@ -716,7 +718,20 @@ class Interpreter:
             return value.with_facts(remove=("zero_dim",))
         if value.kind is Kind.BATCH:
             return self.item_of(value, None, "")
+        if value.kind is Kind.MODULE and value.qual in tk.REGISTERING_CONTAINERS and value.fields:
+            return self._children(value)
         return UNKNOWN
+
+    def _children(self, container: Value) -> Value:
+        """One child of an nn.ModuleList / Sequential, placed where the container is."""
+        joined = None
+        for _, child in container.fields:
+            joined = join(joined, child)
+        if joined is None:
+            return UNKNOWN
+        if joined.kind is Kind.UNKNOWN and container.place.known:
+            return Value(Kind.MODULE, container.place)
+        return joined
 
     def _is_data_iter(self, value: Value) -> bool:
         return value.kind in (Kind.LOADER, Kind.DATASET) or value.has("data_iter")
@@ -1177,10 +1192,16 @@ class Interpreter:
         self.emit(Made(node, self.ctx(frame), "factory", qual, value, tuple(kwargs.items()), text=code_of(node)))
         return value
 
+    def _module_origin(self, node: cst.CSTNode, frame: Frame, what: str) -> Origin:
+        if frame.ctx.role == "forward":
+            return Origin(ORIGIN_OUTSIDE_TREE, node,
+                          f"{what}, built inside `forward` (fresh CPU weights on every call)")
+        return Origin(ORIGIN_MODULE, node, what)
+
     def _nn_module(self, qual: str, node: cst.Call, args: list[Value], kwargs: dict[str, Value],
                    frame: Frame) -> Value:
         name = qual.rsplit(".", 1)[-1]
-        origin = Origin(ORIGIN_MODULE, node, f"`{code_of(node.func)}(...)`")
+        origin = self._module_origin(node, frame, f"`{code_of(node.func)}(...)`")
         if name in tk.STATELESS_MODULES:
             return Value(Kind.MODULE, NO_TENSORS, origin, obj=new_obj_id(), qual=qual)
         if name in tk.LOSS_WEIGHT_ARGS or name.endswith("Loss"):
@@ -1196,19 +1217,21 @@ class Interpreter:
             place = weights[0].place if all(w.place == weights[0].place for w in weights) else UNKNOWN_PLACE
             if any(w.kind not in (Kind.TENSOR,) for w in weights):
                 place = UNKNOWN_PLACE if not any(w.place.known for w in weights) else place
-            origin = Origin(ORIGIN_MODULE, node, f"`{code_of(node.func)}` with a {name and 'weight'} tensor")
+            origin = self._module_origin(node, frame, f"`{code_of(node.func)}` with a weight tensor")
             return Value(Kind.MODULE, place, origin, obj=new_obj_id(), qual=qual, facts=frozenset({"loss_weight"}))
         if qual in tk.REGISTERING_CONTAINERS:
-            children = []
+            children: list[tuple[object, Value]] = []
             for value in list(args) + [v for k, v in kwargs.items() if not k.startswith("*")]:
-                if value.kind in CONTAINERS:
-                    children.extend(v for _, v in value.fields)
+                if value.kind in CONTAINERS or value.has("registering"):
+                    children.extend(value.fields)
                     if value.elem is not None:
-                        children.append(value.elem)
+                        children.append((len(children), value.elem))
+                elif value.kind is Kind.MODULE and value.qual in tk.REGISTERING_CONTAINERS:
+                    children.extend(value.fields)
                 else:
-                    children.append(value)
+                    children.append((len(children), value))
             place = NO_TENSORS
-            for child in children:
+            for _, child in children:
                 if child.kind is Kind.MODULE or child.has("param"):
                     if child.place.where is Where.NONE:
                         continue
@@ -1216,13 +1239,13 @@ class Interpreter:
                         Value(Kind.MODULE, place), Value(Kind.MODULE, child.place)).place
                 elif child.kind is not Kind.MODULE:
                     place = UNKNOWN_PLACE if place.where is Where.NONE else place
-            fields = tuple((i, c.with_facts("registered")) for i, c in enumerate(children))
+            fields = tuple((k, c.with_facts("registered")) for k, c in children)
             return Value(Kind.MODULE, place, origin, obj=new_obj_id(), qual=qual, fields=fields)
         return Value(Kind.MODULE, HOST, origin, obj=new_obj_id(), qual=qual)
 
     def _model_constructor(self, qual: str, node: cst.Call, args: list[Value], kwargs: dict[str, Value],
                            frame: Frame) -> Value:
-        origin = Origin(ORIGIN_MODULE, node, f"`{code_of(node.func)}(...)`")
+        origin = self._module_origin(node, frame, f"`{code_of(node.func)}(...)`")
         if any(k in kwargs for k in lib.DISPATCH_KWARGS):
             self.device_in_play = True
             return Value(Kind.MODULE, device_at("device_map", node), origin, obj=new_obj_id(), qual=qual,
@@ -1333,6 +1356,10 @@ class Interpreter:
                     kwargs: dict[str, Value], frame: Frame, statement: bool) -> Value:
         if name in ("to", "cuda", "cpu"):
             return self.move_call(receiver, name, node, args, kwargs, frame, statement)
+        if receiver.fields and receiver.kind in (Kind.MODULE, Kind.OBJECT):
+            attribute = receiver.get_field(name)
+            if attribute is not None:  # `self.encoder(x)`: call what the attribute holds
+                return self.call_value(self.get_attribute(receiver, name, node, frame), node, args, kwargs, frame)
         kind = receiver.kind
         if kind is Kind.TENSOR or (kind is Kind.UNKNOWN and receiver.place.known):
             return self._tensor_method(receiver, name, node, args, kwargs, frame)
@@ -1615,20 +1642,25 @@ class Interpreter:
                 reported = self.meet(node, [weights] + [v for v in inputs if v.place.on_device], operation, frame)
             else:
                 reported = self.meet(node, [weights] + inputs, operation, frame)
-            if module.place.on_device and not reported:
-                for part in self.effective_host_parts(module):
-                    if any(v.place.on_device for v in inputs) or not inputs:
-                        self.emit(Meet(node, self.ctx(frame), part, Value(Kind.TENSOR, module.place), operation))
-                        reported = True
         info = self.classes.get(id(module.node)) if module.node is not None else None
+        method = self._find_method(info, "forward") if info is not None else None
+        if method is None and module.place.on_device and not reported:
+            # a library model: its forward runs every registered part on the inputs
+            for part in self.effective_host_parts(module):
+                self.emit(Meet(node, self.ctx(frame), part,
+                               Value(Kind.TENSOR, module.place, Origin(ORIGIN_OTHER, node, "", name)), operation))
+                reported = True
         if info is not None and not reported:
-            method = self._find_method(info, "forward")
             if method is not None:
                 call_args = [module] + [self._as_moved(a, module) for a in args]
                 result = self.call_function(method[1], call_args, kwargs, node, frame, class_info=method[0],
                                             is_method=True, role="forward")
                 if result.kind is not Kind.UNKNOWN or result.place.known:
                     return result
+        if reported:  # after the crash is fixed, the call runs on the device
+            device = next((v for v in [Value(Kind.MODULE, module.place)] + inputs if v.place.on_device), None)
+            if device is not None:
+                return Value(Kind.TENSOR, device.place, Origin(ORIGIN_OTHER, node, f"the output of `{name}`"))
         if module.place.where is Where.NONE:
             return self.tensor_result(inputs) if inputs else Value(Kind.TENSOR, UNKNOWN_PLACE)
         if module.has("managed"):
@@ -1648,7 +1680,7 @@ class Interpreter:
                     frame: Frame, run_init: bool = True) -> Value:
         obj = new_obj_id()
         if info.is_module:
-            origin = Origin(ORIGIN_MODULE, node, f"`{info.name}(...)`")
+            origin = self._module_origin(node, frame, f"`{info.name}(...)`")
             value = Value(Kind.MODULE, NO_TENSORS, origin, obj=obj, qual=info.name, node=info.node,
                           facts=frozenset({"local"}))
         elif info.is_dataset:

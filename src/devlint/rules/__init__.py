@@ -13,6 +13,11 @@ _RULE_MODULES = (
     "unmoved_module",
     "discarded_to",
     "to_on_non_tensor",
+    "module_outside_tree",
+    "unregistered_tensor",
+    "factory_without_device",
+    "changed_after_move",
+    "optimizer_before_move",
 )
 
 

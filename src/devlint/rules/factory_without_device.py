@@ -1,0 +1,58 @@
+"""DEV105 factory-without-device: a tensor made with no `device=` meets device tensors."""
+
+from devlint.analysis.values import ORIGIN_FACTORY
+from devlint.findings import Confidence, Severity
+from devlint.rules._describe import device_side, value_name, when_it_crashes
+from devlint.rules.base import FixSafety, Report, Rule
+
+rule = Rule(
+    code="DEV105",
+    name="factory-without-device",
+    severity=Severity.ERROR,
+    summary="A tensor made by a factory (torch.zeros, torch.arange, ...) without device= meets device tensors.",
+    why="""
+        Factories such as `torch.zeros`, `torch.ones`, `torch.arange`, `torch.randn` and
+        `torch.tensor` create tensors on the CPU unless they are given `device=`. Made inside
+        `forward` or a training loop and combined with the device inputs (an LSTM's initial
+        hidden state, a mask, a one-hot target), they crash with `Expected all tensors to be
+        on the same device`. Use `device=x.device`, a `*_like(x)` factory or `x.new_zeros(...)`.
+    """,
+    bad="""
+        def forward(self, x):
+            h0 = torch.zeros(self.layers, x.size(0), self.hidden)
+            out, _ = self.lstm(x, h0)
+            return out
+    """,
+    good="""
+        def forward(self, x):
+            h0 = torch.zeros(self.layers, x.size(0), self.hidden, device=x.device)
+            out, _ = self.lstm(x, h0)
+            return out
+    """,
+    fix=FixSafety.UNSAFE,
+    limits="""
+        Zero-dimensional tensors (`torch.tensor(2.0)`) may meet device tensors and are never
+        reported; factories under `torch.set_default_device` or `with torch.device(...)` are on
+        that device.
+    """,
+)
+
+
+@rule.check
+def host_factories_meet_device(program):
+    for meet in program.meets:
+        origin = meet.host.origin
+        if origin is None or origin.category != ORIGIN_FACTORY or origin.node is None:
+            continue
+        name = value_name(meet.host, "the tensor")
+        yield Report(
+            node=origin.node,
+            message=(
+                f"{origin.description} makes {name} on the CPU (no `device=`), and at line "
+                f"{program.position(meet.node)[0]} it meets device tensors "
+                f"({device_side(program, meet.device)}); {when_it_crashes(program, meet.ctx)}. "
+                f"Create it on the device: add `device=<tensor>.device`."
+            ),
+            confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
+            ctx=meet.ctx,
+        )

@@ -1,0 +1,80 @@
+"""DEV114 optimizer-before-move: an optimizer with eager state is built before the model moves."""
+
+from devlint.analysis.values import Kind, Value
+from devlint.findings import Severity
+from devlint.knowledge import matches
+from devlint.knowledge import torch as tk
+from devlint.rules.base import Report, Rule
+
+rule = Rule(
+    code="DEV114",
+    name="optimizer-before-move",
+    severity=Severity.ERROR,
+    summary="An optimizer whose state exists before the first step is built before model.to(device).",
+    why="""
+        `Module.to()` swaps each parameter's data in place, so most optimizers built before
+        the move still see the right parameters and create their state lazily, on the device,
+        at the first `step()`. Optimizers that create state in `__init__` (`Adagrad`), and any
+        optimizer whose state was loaded with `load_state_dict` before the move, keep that
+        state on the CPU; the first `step()` then mixes CPU state with device parameters.
+    """,
+    bad="""
+        model = Net()
+        optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
+        model.to(device)
+    """,
+    good="""
+        model = Net()
+        model.to(device)
+        optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
+    """,
+    limits="`SGD`, `Adam` and the other lazily initialised optimizers built before the move are fine and not reported.",
+)
+
+
+def _param_objects(value: Value, depth: int = 0) -> set[int]:
+    if depth > 3:
+        return set()
+    found = {value.obj} if value.has("params") and value.obj else set()
+    for _, field in value.fields:
+        found |= _param_objects(field, depth + 1)
+    if value.elem is not None:
+        found |= _param_objects(value.elem, depth + 1)
+    return found
+
+
+@rule.check
+def optimizer_state_before_move(program):
+    events = program.events
+    for index, made in enumerate(events):
+        if getattr(made, "what", None) != "optimizer":
+            continue
+        owners: set[int] = set()
+        for _, arg in made.args:
+            if not arg.place.on_device:
+                owners |= _param_objects(arg)
+        if not owners:
+            continue
+        eager = matches(made.qual, tk.EAGER_STATE_OPTIMIZERS)
+        loaded = False
+        for later in events[index + 1:]:
+            if getattr(later, "what", None) == "optimizer_load" and later.value.obj == made.value.obj:
+                loaded = True
+                continue
+            if later.__class__.__name__ == "Move" and later.subject.obj in owners and later.target.on_device \
+                    and later.subject.kind is Kind.MODULE:
+                if eager or loaded:
+                    short = made.qual.rsplit(".", 1)[-1]
+                    why = (f"`{short}` creates its state when it is built" if eager
+                           else "its state was loaded with `load_state_dict`")
+                    yield Report(
+                        node=made.node,
+                        message=(
+                            f"the optimizer is built on the model's parameters before the model is moved "
+                            f"(line {program.position(later.node)[0]}), and {why}: that state stays on the "
+                            f"CPU and the first `optimizer.step()` meets device parameters. Build the "
+                            f"optimizer (and load its state) after `model.to(device)`."
+                        ),
+                        ctx=made.ctx,
+                    )
+                break

@@ -1,0 +1,61 @@
+"""DEV104 unregistered-tensor: a plain tensor attribute is not moved with its module."""
+
+from devlint.analysis.values import ORIGIN_ATTRIBUTE
+from devlint.findings import Confidence, Severity
+from devlint.rules._describe import device_side, when_it_crashes
+from devlint.rules.base import FixSafety, Report, Rule
+
+rule = Rule(
+    code="DEV104",
+    name="unregistered-tensor",
+    severity=Severity.ERROR,
+    summary="A tensor stored as a plain attribute in __init__ stays on the CPU when the model is moved.",
+    why="""
+        `model.to(device)` moves parameters (`nn.Parameter`) and buffers (`register_buffer`),
+        not plain tensor attributes. A mask, a positional-encoding table or a class-weight
+        tensor assigned as `self.mask = torch.ones(...)` stays on the CPU, and `forward`
+        crashes when it meets the device inputs. It is also missing from `state_dict()`.
+    """,
+    bad="""
+        class Encoder(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.proj = nn.Linear(n, n)
+                self.mask = torch.tril(torch.ones(n, n))
+
+            def forward(self, x):
+                return self.proj(x) * self.mask
+    """,
+    good="""
+        class Encoder(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.proj = nn.Linear(n, n)
+                self.register_buffer("mask", torch.tril(torch.ones(n, n)))
+
+            def forward(self, x):
+                return self.proj(x) * self.mask
+    """,
+    fix=FixSafety.UNSAFE,
+)
+
+
+@rule.check
+def plain_tensor_attributes(program):
+    for meet in program.meets:
+        origin = meet.host.origin
+        if origin is None or origin.category != ORIGIN_ATTRIBUTE or origin.node is None:
+            continue
+        attr = origin.name or "this attribute"
+        yield Report(
+            node=origin.node,
+            message=(
+                f"`{attr}` is a plain tensor attribute: `model.to(device)` leaves it on the CPU, and "
+                f"at line {program.position(meet.node)[0]} it meets device tensors "
+                f"({device_side(program, meet.device)}); {when_it_crashes(program, meet.ctx)}. "
+                f"Register it: `self.register_buffer('{attr.removeprefix('self.')}', ...)` "
+                f"(or wrap it in `nn.Parameter` if it is trained)."
+            ),
+            confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
+            ctx=meet.ctx,
+        )
