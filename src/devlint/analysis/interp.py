@@ -1409,6 +1409,8 @@ class Interpreter:
             if method is not None:
                 return self.call_function(method[1], [receiver] + args, kwargs, node, frame,
                                           class_info=method[0], is_method=True)
+        if kind is Kind.NDARRAY:
+            return SCALAR if name in ("item", "tolist") else Value(Kind.NDARRAY, HOST)
         if kind is Kind.OPTIMIZER and name == "load_state_dict":
             self.emit(Made(node, self.ctx(frame), "optimizer_load", receiver.qual, receiver))
         if kind is Kind.LIST and name in ("append", "extend", "insert") and args and isinstance(node.func, cst.Attribute):
@@ -1429,7 +1431,7 @@ class Interpreter:
             elem = value.elem.at(device_at("accelerator.device")).with_facts("managed") if value.elem else None
             return replace(value, facts=facts, elem=elem, fields=())
         if value.kind is Kind.MODULE:
-            return replace(value, place=device_at("accelerator.device"), facts=facts)
+            return replace(self.move_module(value, device_at("accelerator.device")), facts=facts)
         return replace(value, facts=facts)
 
     @staticmethod
@@ -1635,7 +1637,9 @@ class Interpreter:
         name = code_of(node.func)
         operation = f"the call of `{name}`"
         reported = False
-        if module.place.where is not Where.NONE and not module.has("managed"):
+        if module.place.where is Where.NONE and len(inputs) >= 2:
+            reported = self.meet(node, inputs, operation, frame)  # a loss or activation: inputs meet
+        elif module.place.where is not Where.NONE and not module.has("managed"):
             weights = Value(Kind.MODULE, module.place, module.origin, facts=module.facts)
             if module.has("scatters"):
                 # DataParallel scatters host inputs itself; its own weights still must be placed
@@ -1734,7 +1738,7 @@ class Interpreter:
             result, updates = cached
             for obj, new in updates.items():
                 self.rebind(frame, obj, new)
-            return result
+            return self._fresh_objects(result, {a.obj for a in args if a.obj})
         env: dict[str, Value] = {}
         positional = list(params.posonly_params) + list(params.params)
         remaining = list(args)
@@ -1812,6 +1816,25 @@ class Interpreter:
         if memo_key is not None:
             self._memo[memo_key] = (result, updates)
         return result
+
+    @staticmethod
+    def _fresh_objects(value: Value, keep: set[int]) -> Value:
+        """A memoised call still builds new objects each time: give them new identities."""
+        mapping: dict[int, int] = {}
+
+        def renew(v: Value, depth: int = 0) -> Value:
+            obj = v.obj
+            if obj and obj not in keep:
+                obj = mapping.setdefault(obj, new_obj_id())
+            if depth > 3:
+                return replace(v, obj=obj) if obj != v.obj else v
+            fields = tuple((k, renew(f, depth + 1)) for k, f in v.fields)
+            elem = renew(v.elem, depth + 1) if v.elem is not None else None
+            if obj == v.obj and fields == v.fields and elem is v.elem:
+                return v
+            return replace(v, obj=obj, fields=fields, elem=elem)
+
+        return renew(value)
 
     @staticmethod
     def _is_generator(fn: cst.FunctionDef) -> bool:
