@@ -12,7 +12,10 @@ import libcst as cst
 from devlint.analysis.interp import Interpreter
 from devlint.analysis.names import collect_imports
 from devlint.analysis.program import Program
+from pathlib import Path
+
 from devlint.findings import Finding, Severity
+from devlint.project import ProjectIndex, index_for
 from devlint.rules import all_rules, rule_by_code
 
 
@@ -48,10 +51,16 @@ def parse(text: str, path: str) -> cst.Module | Finding:
 
 def analyse(module: cst.Module, path: str, *, package: str = "",
             move_helpers: frozenset[str] = frozenset(),
-            device_helpers: frozenset[str] = frozenset()) -> Program:
+            device_helpers: frozenset[str] = frozenset(),
+            project: ProjectIndex | None = None) -> Program:
+    if project is not None and path and not package:
+        try:
+            package = project.module_name(Path(path))[1]
+        except (ValueError, OSError):
+            package = ""
     imports = collect_imports(module, package)
     interpreter = Interpreter(module, imports, path=path, move_helpers=move_helpers,
-                              device_helpers=device_helpers)
+                              device_helpers=device_helpers, project=project)
     limit = sys.getrecursionlimit()
     if limit < 10000:
         sys.setrecursionlimit(10000)
@@ -67,7 +76,7 @@ def check_text(
     path: str,
     *,
     enabled: frozenset[str] | None = None,
-    project: object | None = None,
+    project: ProjectIndex | None = None,
     move_helpers: frozenset[str] = frozenset(),
     device_helpers: frozenset[str] = frozenset(),
 ) -> list[Finding]:
@@ -83,8 +92,11 @@ def check_text(
     rules = [r for r in all_rules() if r.checks and (enabled is None or r.code in enabled)]
     if not rules:
         return []
+    if project is None and path and not path.startswith("<"):
+        project = index_for(path)
     try:
-        program = analyse(parsed, path, move_helpers=move_helpers, device_helpers=device_helpers)
+        program = analyse(parsed, path, move_helpers=move_helpers, device_helpers=device_helpers,
+                          project=project)
     except RecursionError:
         return [parse_error(path, "the file is nested too deeply to analyse (nothing in it was checked)")]
     findings: list[Finding] = []

@@ -27,6 +27,7 @@ class Context:
     default_device: bool = False  # under set_default_device / `with torch.device(...)`
     callers: tuple[str, ...] = ()  # the call chain that reached this function
     statement: "cst.CSTNode | None" = field(default=None, compare=False)
+    path: str = ""  # the project file the code is in, when it is not the checked file
 
     @property
     def in_loop(self) -> bool:

@@ -12,12 +12,12 @@ from __future__ import annotations
 import builtins
 import re
 from dataclasses import replace
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import libcst as cst
 
 from devlint.analysis.events import Context, Event, HostUse, Made, Meet, Move
-from devlint.analysis.names import ImportTable, canonical, dotted
+from devlint.analysis.names import ImportTable, canonical, collect_imports, dotted
 from devlint.analysis.values import (
     CONTAINERS,
     HOST,
@@ -49,6 +49,9 @@ from devlint.analysis.values import (
 from devlint.knowledge import libraries as lib
 from devlint.knowledge import matches
 from devlint.knowledge import torch as tk
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.project import ModuleUnit, ProjectIndex
 
 MAX_CALL_DEPTH = 6
 _BUILTINS = frozenset(dir(builtins))
@@ -166,10 +169,13 @@ class Interpreter:
 
     def __init__(self, module: cst.Module, imports: ImportTable, *, path: str = "",
                  move_helpers: frozenset[str] = frozenset(),
-                 device_helpers: frozenset[str] = frozenset()) -> None:
+                 device_helpers: frozenset[str] = frozenset(),
+                 project: "ProjectIndex | None" = None) -> None:
         self.module = module
         self.imports = imports
         self.path = path
+        self.project = project
+        self.units: dict[str, "ModuleUnit"] = {}  # project files reached from this one, by display path
         self.events: list[Event] = []
         self.module_env: dict[str, Value] = {}
         self.classes: dict[int, ClassInfo] = {}  # id(ClassDef) -> info
@@ -214,6 +220,72 @@ class Interpreter:
         if info.is_module and id(info.node) in self.moved_classes:
             value = self.move_module(value, device_at("device"))
         return value
+
+    # ------------------------------------------------------------------ other project files
+    def project_value(self, qual: str) -> Value | None:
+        """The value a project module defines under `qual` (`models.Net`), or None."""
+        if self.project is None or qual.startswith(("torch.", "builtins.")):
+            return None
+        found = self.project.resolve(qual)
+        if found is None:
+            return None
+        unit, name = found
+        if unit.module is self.module:
+            return None
+        self._load_unit(unit)
+        head, _, rest = name.partition(".")
+        value = unit.env.get(head)
+        if value is None:
+            return UNKNOWN
+        for attr in rest.split(".") if rest else ():
+            value = self.get_attribute(value, attr, unit.module, Frame(unit.env, Context(), 0, True))
+        return value
+
+    def _load_unit(self, unit: "ModuleUnit") -> None:
+        """Interpret a project file's module level once, to learn what it defines."""
+        if unit.display not in self.units:
+            self.units[unit.display] = unit
+        if unit.interpreter is not None or unit.loading:
+            if unit.interpreter is not None:
+                self.classes.update(unit.interpreter.classes)
+            return
+        unit.loading = True
+        try:
+            sub = Interpreter(unit.module, collect_imports(unit.module, unit.package), path=unit.display,
+                              move_helpers=self.move_helpers, device_helpers=self.device_helpers,
+                              project=self.project)
+            sub.units = self.units
+            frame = Frame(sub.module_env, Context(path=unit.display), 0, True)
+            sub._stmt = None
+            sub.exec_block(unit.module.body, frame)
+            unit.env = frame.env
+            unit.interpreter = sub
+            for node in unit.module.body:
+                if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                    self.project.home[id(node)] = unit  # type: ignore[union-attr]
+                    if isinstance(node, cst.ClassDef):
+                        for stmt in _block(node.body):
+                            if isinstance(stmt, cst.FunctionDef):
+                                self.project.home[id(stmt)] = unit  # type: ignore[union-attr]
+        except RecursionError:
+            unit.interpreter = None
+        finally:
+            unit.loading = False
+        if unit.interpreter is not None:
+            self.classes.update(unit.interpreter.classes)
+
+    def _enter_home(self, fn: cst.CSTNode) -> tuple | None:
+        """Switch name resolution to the file that defines `fn`; returns what to restore."""
+        if self.project is None:
+            return None
+        unit = self.project.home.get(id(fn))
+        if unit is None or unit.module is self.module or unit.interpreter is None:
+            return None
+        saved = (self.imports, self.module_env, self.module)
+        self.imports = unit.interpreter.imports
+        self.module_env = unit.env
+        self.module = unit.module
+        return saved + (unit.display,)
 
     # ------------------------------------------------------------------ events
     def emit(self, event: Event) -> None:
@@ -584,7 +656,7 @@ class Interpreter:
                 return value
         qual = self.imports.resolve(name)
         if qual is not None:
-            return Value(Kind.REF, NO_TENSORS, qual=qual)
+            return self.project_value(qual) or Value(Kind.REF, NO_TENSORS, qual=qual)
         if name in ("True", "False"):
             return SCALAR
         if name == "None":
@@ -602,7 +674,7 @@ class Interpreter:
             qual = canonical(f"{owner.qual}.{attr}")
             if qual in tk.DTYPES:
                 return Value(Kind.DTYPE, NO_TENSORS, qual=qual)
-            return Value(Kind.REF, NO_TENSORS, qual=qual)
+            return self.project_value(qual) or Value(Kind.REF, NO_TENSORS, qual=qual)
         field = owner.get_field(attr)
         if field is not None:
             if owner.kind is Kind.MODULE and field.has("registered") and owner.place.known \
@@ -1781,6 +1853,11 @@ class Interpreter:
                       loops=frame.ctx.loops if role not in ("forward", "getitem", "collate", "init") else (),
                       no_grad=no_grad, guarded=frame.ctx.guarded, default_device=frame.ctx.default_device,
                       callers=callers[-4:])
+        home = self._enter_home(fn)
+        if home is not None:
+            ctx = replace(ctx, path=home[3])
+        elif frame.ctx.path:
+            ctx = replace(ctx, path=frame.ctx.path)
         inner = Frame(env, ctx, frame.depth + 1, False, fn)
         if is_method and positional:
             inner.self_name = positional[0].name.value
@@ -1801,6 +1878,8 @@ class Interpreter:
         finally:
             self._active.pop()
             self._stmt = saved_stmt
+            if home is not None:
+                self.imports, self.module_env, self.module = home[:3]
         updates: dict[int, Value] = {}
         for value in args:
             if value.obj:

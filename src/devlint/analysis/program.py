@@ -63,14 +63,29 @@ class Program:
 
     # --- positions ---------------------------------------------------------------------
     def position(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
+        return self.locate(node)[1]
+
+    def locate(self, node: cst.CSTNode) -> tuple[str, tuple[int, int, int, int]]:
+        """The file a node is in (this one, or a project file reached from it) and its span."""
         if self._positions is None:
-            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-            self._positions = wrapper.resolve(PositionProvider)
-        try:
-            rng = self._positions[node]  # type: ignore[index]
-        except KeyError:
-            return (1, 1, 1, 1)
-        return (rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1)
+            self._positions = {self.path: self._resolve(self.module)}
+        for path, positions in self._positions.items():  # type: ignore[union-attr]
+            rng = positions.get(node)
+            if rng is not None:
+                return path, (rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1)
+        for path, unit in self.interpreter.units.items():
+            if path in self._positions:  # type: ignore[operator]
+                continue
+            positions = self._resolve(unit.module)
+            self._positions[path] = positions  # type: ignore[index]
+            rng = positions.get(node)
+            if rng is not None:
+                return path, (rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1)
+        return self.path, (1, 1, 1, 1)
+
+    @staticmethod
+    def _resolve(module: cst.Module):
+        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
 
     # --- phases ------------------------------------------------------------------------
     def phase(self, ctx: Context) -> Phase:
@@ -92,12 +107,12 @@ class Program:
 
     # --- findings ----------------------------------------------------------------------
     def finding(self, rule: "Rule", report: "Report", ctx: Context | None) -> Finding:
-        line, col, end_line, end_col = self.position(report.node)
+        path, (line, col, end_line, end_col) = self.locate(report.node)
         statement_lines = None
         stmt = ctx.statement if ctx is not None else None
         if isinstance(stmt, cst.SimpleStatementLine):
-            s_line, _, s_end, _ = self.position(stmt)
-            if s_line <= line <= s_end:
+            s_path, (s_line, _, s_end, _) = self.locate(stmt)
+            if s_path == path and s_line <= line <= s_end:
                 statement_lines = (s_line, s_end)
         if statement_lines is None:
             statement_lines = (line, end_line)
@@ -108,7 +123,7 @@ class Program:
             code=rule.code,
             name=rule.name,
             severity=rule.severity,
-            path=self.path,
+            path=path,
             line=line,
             column=col,
             end_line=end_line,
