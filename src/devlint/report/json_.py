@@ -1,0 +1,49 @@
+"""`--format json`: the schema of the CLI contract (cli.md), one object on stdout and nothing else."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, TextIO
+
+from devlint import __version__
+from devlint.findings import Finding
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.runner import RunResult
+
+
+def finding_to_dict(finding: Finding) -> dict[str, Any]:
+    """One finding as the schema shapes it (`cell` only for notebooks)."""
+    data: dict[str, Any] = {
+        "code": finding.code,
+        "name": finding.name,
+        "severity": finding.severity.value,
+        "path": finding.path,
+    }
+    if finding.cell is not None:
+        data["cell"] = finding.cell
+    data.update(
+        line=finding.line,
+        column=finding.column,
+        end_line=finding.end_line,
+        end_column=finding.end_column,
+        message=finding.message,
+        rank=finding.rank,
+        fixable=finding.fixable,
+        confidence=finding.confidence.value,
+        phase=finding.phase.value,
+    )
+    return data
+
+
+def to_document(result: "RunResult") -> dict[str, Any]:
+    return {
+        "version": __version__,
+        "files_checked": result.files_checked,
+        "findings": [finding_to_dict(f) for f in sorted(result.findings, key=lambda f: f.rank)],
+    }
+
+
+def render(result: "RunResult", stream: TextIO) -> None:
+    json.dump(to_document(result), stream, indent=2, ensure_ascii=False)
+    stream.write("\n")

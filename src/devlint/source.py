@@ -1,0 +1,243 @@
+"""Reading one checked path into a SourceUnit: text to analyse, or the reason it cannot be read.
+
+A file devlint cannot read must never be skipped silently: the runner turns `SourceUnit.error`
+into a DEV000 finding for that file and goes on with the others. Decoding follows Python's own
+rules (BOM, PEP 263 coding cookie, UTF-8 default) so that devlint reads exactly what the
+interpreter would run. The newline style and encoding are kept for the fixer, which must write
+a file back the way it found it.
+
+Notebooks (`.ipynb`) are read as the concatenation of their code cells, with IPython magics
+(`%time`, `!pip install`, `%%bash` cells) commented out so the result parses as Python, plus a
+map from each line of that text back to (code cell, line in cell) for reporting.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["SourceUnit", "read_source", "decode_source", "decode_notebook", "split_lines", "is_source_path"]
+
+NOTEBOOK_SUFFIX = ".ipynb"
+
+# Cell magics whose body is still Python; any other `%%magic` cell (bash, html, writefile, ...)
+# is commented out whole.
+_PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "python", "python3"})
+# `x = !ls`, `files = %sx ls`: assignment from a shell/line magic.
+_MAGIC_ASSIGN = re.compile(r"^\s*[\w.,\s()\[\]]+=\s*[%!]")
+# `obj?`, `obj??`, `?obj`: IPython help syntax.
+_HELP_LINE = re.compile(r"^\s*(\?{1,2}[\w.]+|[\w.]+\?{1,2})\s*$")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """Split on the line breaks Python itself recognises (not `str.splitlines`' form feeds etc.)."""
+    lines = _LINE_BREAK.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+@dataclass(frozen=True)
+class SourceUnit:
+    """One checked file: where it is, its text (or why there is none), and how to write it back.
+
+    `display` is the path as the user named it (relative stays relative); it is what reports
+    show. For a notebook, `text` is the joined code cells and `cell_map[i]` gives the
+    (1-based code cell, 1-based line in that cell) of joined line i + 1.
+    """
+
+    display: str
+    path: str
+    text: str | None = None
+    error: str | None = None
+    # line of the problem when the error has one (an undecodable byte), else None
+    error_line: int | None = None
+    encoding: str = "utf-8"
+    bom: bool = False
+    newline: str = "\n"
+    cell_map: tuple[tuple[int, int], ...] | None = None
+    cells: tuple[str, ...] | None = None  # original source of each code cell (notebooks)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def is_notebook(self) -> bool:
+        return self.cell_map is not None
+
+    def to_cell(self, line: int) -> tuple[int, int] | None:
+        """(cell, line in cell) of a line of the joined notebook text; None for plain files."""
+        if self.cell_map is None or not self.cell_map:
+            return None
+        index = min(max(line, 1), len(self.cell_map)) - 1
+        return self.cell_map[index]
+
+    def lines(self, cell: int | None = None) -> list[str]:
+        """The source lines a report quotes: the file's, or one notebook cell's."""
+        if cell is not None and self.cells is not None:
+            if 1 <= cell <= len(self.cells):
+                return split_lines(self.cells[cell - 1])
+            return []
+        return split_lines(self.text or "")
+
+
+def read_source(path: str | os.PathLike[str], display: str | None = None) -> SourceUnit:
+    """Read `path`; never raises for a bad file, the problem is returned in `.error`."""
+    display = str(path) if display is None else display
+    fs_path = os.fspath(path)
+    try:
+        with open(fs_path, "rb") as handle:
+            data = handle.read()
+    except IsADirectoryError:
+        return SourceUnit(display, fs_path, error="is a directory, not a file")
+    except FileNotFoundError:
+        return SourceUnit(display, fs_path, error="file not found")
+    except PermissionError:
+        return SourceUnit(display, fs_path, error="permission denied")
+    except OSError as exc:
+        return SourceUnit(display, fs_path, error=f"cannot read file: {exc.strerror or exc}")
+    if fs_path.endswith(NOTEBOOK_SUFFIX):
+        return decode_notebook(data, display, fs_path)
+    return decode_source(data, display, fs_path)
+
+
+def decode_source(data: bytes, display: str, path: str | None = None) -> SourceUnit:
+    """Decode Python source bytes the way the interpreter does (BOM, coding cookie, UTF-8)."""
+    path = display if path is None else path
+    if b"\x00" in data:
+        return SourceUnit(display, path, error="binary file (contains NUL bytes), not Python source")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        # an unknown codec in the cookie, a BOM that contradicts it, or (with no cookie) a first
+        # or second line that is not UTF-8: the plain UTF-8 decode below names the exact byte
+        encoding = "utf-8"
+        try:
+            data.decode(encoding)
+        except UnicodeDecodeError:
+            pass
+        else:
+            return SourceUnit(display, path, error=f"cannot decode: {exc.msg}", error_line=exc.lineno)
+    bom = encoding == "utf-8-sig"
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return SourceUnit(
+            display,
+            path,
+            error=f"cannot decode as {encoding}: invalid byte {data[exc.start:exc.start + 1]!r} on line {line}",
+            error_line=line,
+            encoding=encoding,
+        )
+    except LookupError:  # pragma: no cover - detect_encoding already checks the codec exists
+        return SourceUnit(display, path, error=f"unknown encoding {encoding!r}")
+    if bom and text.startswith("\ufeff"):
+        text = text[1:]
+    return SourceUnit(
+        display,
+        path,
+        text=text,
+        encoding="utf-8" if bom else encoding,
+        bom=bom,
+        newline=_newline_style(text),
+    )
+
+
+def _newline_style(text: str) -> str:
+    match = _LINE_BREAK.search(text)
+    return match.group(0) if match else "\n"
+
+
+# --- notebooks ---------------------------------------------------------------------------------
+
+
+def decode_notebook(data: bytes, display: str, path: str | None = None) -> SourceUnit:
+    """Join a notebook's code cells into one Python text, with a line map back to the cells."""
+    path = display if path is None else path
+    try:
+        document = json.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        return SourceUnit(display, path, error=f"notebook is not valid UTF-8: {exc.reason}")
+    except json.JSONDecodeError as exc:
+        return SourceUnit(display, path, error=f"notebook is not valid JSON: {exc.msg} (line {exc.lineno})")
+    cells = document.get("cells") if isinstance(document, dict) else None
+    if not isinstance(cells, list):
+        return SourceUnit(display, path, error="notebook has no `cells` list (nbformat 4 expected)")
+
+    if not _is_python_notebook(document):
+        # an R or Julia notebook has nothing for devlint to read
+        return SourceUnit(display, path, text="", cell_map=(), cells=())
+
+    joined: list[str] = []
+    cell_map: list[tuple[int, int]] = []
+    originals: list[str] = []
+    code_index = 0
+    for cell in cells:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        code_index += 1
+        source = cell.get("source", "")
+        if isinstance(source, list):
+            source = "".join(part for part in source if isinstance(part, str))
+        if not isinstance(source, str):
+            source = ""
+        originals.append(source)
+        for line_no, line in enumerate(_python_lines_of_cell(source), start=1):
+            joined.append(line)
+            cell_map.append((code_index, line_no))
+    text = "\n".join(joined) + ("\n" if joined else "")
+    return SourceUnit(
+        display,
+        path,
+        text=text,
+        cell_map=tuple(cell_map),
+        cells=tuple(originals),
+    )
+
+
+def _is_python_notebook(document: dict) -> bool:
+    metadata = document.get("metadata")
+    if not isinstance(metadata, dict):
+        return True
+    for table, key in (("kernelspec", "language"), ("language_info", "name")):
+        info = metadata.get(table)
+        if isinstance(info, dict) and isinstance(info.get(key), str) and info[key]:
+            return info[key].lower().startswith("python")
+    return True
+
+
+def _python_lines_of_cell(source: str) -> list[str]:
+    """The cell's lines with IPython-only syntax commented out (same line count as the cell)."""
+    lines = split_lines(source)
+    if not lines:
+        return []
+    first = lines[0].lstrip()
+    if first.startswith("%%"):
+        magic = first[2:].split(maxsplit=1)[0] if first[2:].strip() else ""
+        if magic not in _PYTHON_CELL_MAGICS:
+            return ["# " + line if line.strip() else line for line in lines]
+        return ["# " + lines[0]] + lines[1:]
+    out = []
+    for line in lines:
+        stripped = line.lstrip()
+        if stripped.startswith(("%", "!")) or _MAGIC_ASSIGN.match(line) or _HELP_LINE.match(line):
+            indent = line[: len(line) - len(stripped)]
+            # keep the indentation so a magic inside a block leaves the block well formed
+            out.append(f"{indent}pass  # {stripped}" if indent else f"# {stripped}")
+        else:
+            out.append(line)
+    return out
+
+
+def is_source_path(path: str | Path) -> bool:
+    """Whether discovery picks this file up inside a folder."""
+    name = os.fspath(path)
+    return name.endswith(".py") or name.endswith(NOTEBOOK_SUFFIX)

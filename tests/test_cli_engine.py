@@ -1,0 +1,128 @@
+"""`devlint check` end to end with the real analysis: small buggy programs, real findings."""
+
+from __future__ import annotations
+
+import json
+import re
+
+BOOT = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+"""
+
+DISCARDED_TO = BOOT + """\
+model = nn.Linear(4, 2)
+model.to(device)
+x = torch.randn(8, 4)
+x.to(device)
+out = model(x)
+"""
+
+LOADER_TO = BOOT + """\
+dataset = TensorDataset(torch.randn(10, 4), torch.randn(10, 2))
+loader = DataLoader(dataset, batch_size=2)
+loader = loader.to(device)
+"""
+
+CLEAN = BOOT + """\
+model = nn.Linear(4, 2).to(device)
+x = torch.randn(8, 4).to(device)
+out = model(x)
+print(out.sum().item())
+"""
+
+
+def codes_at(document: dict, path: str) -> set[tuple[str, int]]:
+    return {(f["code"], f["line"]) for f in document["findings"] if f["path"] == path}
+
+
+def test_discarded_tensor_move_is_dev107(project, invoke):
+    project.write("train.py", DISCARDED_TO)
+    out = invoke("check", "--format", "json")
+    assert out.exit_code == 1, out.stderr
+    document = json.loads(out.stdout)
+    assert ("DEV107", 9) in codes_at(document, "train.py")
+    # `model.to(device)` as a statement is an in-place Module.to: never flagged
+    assert ("DEV107", 7) not in codes_at(document, "train.py")
+
+
+def test_moving_a_dataloader_is_dev108(project, invoke):
+    project.write("data.py", LOADER_TO)
+    out = invoke("check", "--format", "concise", "data.py")
+    assert out.exit_code == 1, out.stderr
+    assert any(line.startswith("data.py:8:") and " DEV108 " in line for line in out.stdout.splitlines())
+
+
+def test_clean_program_passes(project, invoke):
+    project.write("train.py", CLEAN)
+    out = invoke("check")
+    assert out.exit_code == 0, out.stdout + out.stderr
+    assert out.stdout == ""
+    assert out.stderr.strip() == "All checks passed (1 file)."
+
+
+def test_noqa_silences_a_real_finding(project, invoke):
+    project.write("train.py", DISCARDED_TO.replace("x.to(device)\n", "x.to(device)  # noqa: DEV107\n"))
+    document = json.loads(invoke("check", "--format", "json").stdout)
+    assert not any(f["code"] == "DEV107" for f in document["findings"])
+
+
+def test_syntax_error_among_good_files(project, invoke):
+    project.write("a_clean.py", CLEAN)
+    project.write("b_broken.py", "def train(model, loader:\n    pass\n")
+    project.write("c_buggy.py", DISCARDED_TO)
+    out = invoke("check", "--format", "json")
+    assert out.exit_code == 1
+    document = json.loads(out.stdout)
+    assert document["files_checked"] == 3
+    broken = [f for f in document["findings"] if f["path"] == "b_broken.py"]
+    assert [f["code"] for f in broken] == ["DEV000"]
+    assert ("DEV107", 9) in codes_at(document, "c_buggy.py")
+    assert codes_at(document, "a_clean.py") == set()
+
+
+def test_non_utf8_file_among_good_files(project, invoke):
+    project.write("legacy.py", b"# comment\nname = 'caf\xe9'\n")
+    project.write("train.py", DISCARDED_TO)
+    out = invoke("check", "--format", "json")
+    assert out.exit_code == 1
+    document = json.loads(out.stdout)
+    assert codes_at(document, "legacy.py") == {("DEV000", 2)}
+    assert ("DEV107", 9) in codes_at(document, "train.py")
+
+
+def test_latin1_file_with_a_coding_cookie_is_analysed(project, invoke):
+    source = "# -*- coding: latin-1 -*-\n# café\n" + DISCARDED_TO
+    project.write("train.py", source.encode("latin-1"))
+    document = json.loads(invoke("check", "--format", "json").stdout)
+    assert ("DEV107", 11) in codes_at(document, "train.py")
+
+
+def test_notebook_finding_is_reported_in_its_cell(project, invoke):
+    cells = [BOOT, "%matplotlib inline\nmodel = nn.Linear(4, 2).to(device)\nx = torch.randn(8, 4)\n", "x.to(device)\n"]
+    project.write(
+        "explore.ipynb",
+        json.dumps(
+            {
+                "nbformat": 4,
+                "nbformat_minor": 5,
+                "metadata": {},
+                "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "source": c} for c in cells],
+            }
+        ),
+        dedent=False,
+    )
+    document = json.loads(invoke("check", "--format", "json").stdout)
+    found = [(f["code"], f.get("cell"), f["line"]) for f in document["findings"]]
+    assert ("DEV107", 3, 1) in found
+
+
+def test_text_report_quotes_the_source(project, invoke):
+    project.write("train.py", DISCARDED_TO)
+    out = invoke("check")
+    assert out.exit_code == 1
+    assert "train.py:9:1 DEV107 [error]" in out.stdout
+    assert re.search(r"^  >\s+9 \| x\.to\(device\)$", out.stdout, re.MULTILINE)
