@@ -15,7 +15,7 @@ from devlint.analysis.program import Program
 from pathlib import Path
 
 from devlint.findings import Finding, Severity
-from devlint.project import ProjectIndex, index_for
+from devlint.project import ProjectIndex, index_for, remember_parse
 from devlint.rules import all_rules, rule_by_code
 
 
@@ -52,7 +52,7 @@ def parse(text: str, path: str) -> cst.Module | Finding:
 def analyse(module: cst.Module, path: str, *, package: str = "",
             move_helpers: frozenset[str] = frozenset(),
             device_helpers: frozenset[str] = frozenset(),
-            project: ProjectIndex | None = None) -> Program:
+            project: ProjectIndex | None = None, source: str | None = None) -> Program:
     if project is not None and path and not package:
         try:
             package = project.module_name(Path(path))[1]
@@ -60,7 +60,7 @@ def analyse(module: cst.Module, path: str, *, package: str = "",
             package = ""
     imports = collect_imports(module, package)
     interpreter = Interpreter(module, imports, path=path, move_helpers=move_helpers,
-                              device_helpers=device_helpers, project=project)
+                              device_helpers=device_helpers, project=project, source=source)
     limit = sys.getrecursionlimit()
     if limit < 10000:
         sys.setrecursionlimit(10000)
@@ -69,6 +69,16 @@ def analyse(module: cst.Module, path: str, *, package: str = "",
     finally:
         sys.setrecursionlimit(limit)
     return Program(path, module, interpreter, interpreter.events)
+
+
+def _share_parse(path: Path, text: str, module: cst.Module) -> None:
+    """Let the project index reuse this parse when another file imports this one."""
+    try:
+        if path.is_file() and path.stat().st_size == len(text.encode("utf-8")) \
+                and path.read_text(encoding="utf-8") == text:
+            remember_parse(path.resolve(), module)
+    except (OSError, UnicodeDecodeError, ValueError):
+        pass
 
 
 def check_text(
@@ -94,9 +104,11 @@ def check_text(
         return []
     if project is None and path and not path.startswith("<"):
         project = index_for(path)
+    if path and not path.startswith("<"):
+        _share_parse(Path(path), text, parsed)
     try:
         program = analyse(parsed, path, move_helpers=move_helpers, device_helpers=device_helpers,
-                          project=project)
+                          project=project, source=text)
     except RecursionError:
         return [parse_error(path, "the file is nested too deeply to analyse (nothing in it was checked)")]
     findings: list[Finding] = []

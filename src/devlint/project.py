@@ -9,6 +9,7 @@ resolves its project imports from the files beside it.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,14 +20,16 @@ if TYPE_CHECKING:  # pragma: no cover
     from devlint.analysis.interp import Interpreter
     from devlint.analysis.values import Value
 
-# modules that are libraries, never project files, even if a file of that name exists
+# Libraries devlint has knowledge of: their names always mean the library (its knowledge tables),
+# never a project file, even when checking the library's own repository. Any other name resolves
+# to a project file when one exists, as Python's own import does (the script's folder comes first
+# on sys.path): a local `datasets/` package or `utils.py` shadows the library of that name.
 _LIBRARY_ROOTS = frozenset({
-    "torch", "torchvision", "torchaudio", "torchtext", "transformers", "accelerate", "numpy",
-    "sklearn", "matplotlib", "timm", "lightning", "pytorch_lightning", "datasets", "tqdm",
-    "os", "sys", "math", "json", "typing", "collections", "functools", "itertools", "random",
-    "argparse", "logging", "pathlib", "time", "copy", "re", "dataclasses", "pandas", "scipy",
-    "PIL", "cv2", "einops", "wandb", "tensorboard", "yaml", "abc", "enum", "warnings",
-})
+    "torch", "torchvision", "torchaudio", "torchtext", "torch_geometric", "transformers",
+    "accelerate", "peft", "trl", "diffusers", "sentence_transformers", "bitsandbytes", "apex",
+    "numpy", "sklearn", "matplotlib", "seaborn", "pandas", "scipy", "timm", "monai", "tiktoken",
+    "lightning", "lightning_fabric", "pytorch_lightning", "tqdm", "rich", "builtins",
+}) | frozenset(getattr(sys, "stdlib_module_names", ()))
 
 MAX_PROJECT_FILE_BYTES = 2_000_000
 
@@ -43,6 +46,7 @@ class ModuleUnit:
     interpreter: "Interpreter | None" = None
     env: dict[str, "Value"] = field(default_factory=dict)
     loading: bool = False
+    stamp: tuple[int, int] = (0, 0)  # (mtime_ns, size) when read, to notice an edited file
 
 
 def _package_root(directory: Path) -> Path:
@@ -71,6 +75,7 @@ class ProjectIndex:
         self._units: dict[str, ModuleUnit | None] = {}
         self._by_path: dict[Path, ModuleUnit] = {}
         self.home: dict[int, ModuleUnit] = {}  # id(FunctionDef/ClassDef) -> its unit
+        self._resolved: dict[str, tuple[ModuleUnit, str] | None] = {}
 
     def add_root(self, root: Path) -> None:
         root = root.resolve()
@@ -122,27 +127,84 @@ class ProjectIndex:
         if resolved in self._by_path:
             return self._by_path[resolved]
         try:
-            if resolved.stat().st_size > MAX_PROJECT_FILE_BYTES:
+            stat = resolved.stat()
+            if stat.st_size > MAX_PROJECT_FILE_BYTES:
                 return None
-            data = resolved.read_bytes()
-            module = cst.parse_module(data)
+            module = parsed_module(resolved, stat)
         except Exception:
             return None  # unreadable or unparsable: its own check reports DEV000
         package = dotted if path.name == "__init__.py" else dotted.rpartition(".")[0]
-        unit = ModuleUnit(dotted, resolved, display_path(resolved), module, package)
+        unit = ModuleUnit(dotted, resolved, display_path(resolved), module, package,
+                          stamp=(stat.st_mtime_ns, stat.st_size))
         self._by_path[resolved] = unit
         return unit
 
+    def refresh(self) -> None:
+        """Forget files that changed, appeared or went away since they were read.
+
+        An index lives for the whole process (an editor integration, a test session, `--watch`
+        style callers), so a later check must not analyse a stale copy of `models.py` or miss a
+        `utils.py` created since. Costs one `stat` per file read so far.
+        """
+        stale: set[Path] = set()
+        for path, unit in self._by_path.items():
+            try:
+                stat = path.stat()
+                if (stat.st_mtime_ns, stat.st_size) != unit.stamp:
+                    stale.add(path)
+            except OSError:
+                stale.add(path)
+        self._resolved.clear()
+        if stale:
+            # other files' summaries may hold what the changed file defined: start over
+            self._by_path.clear()
+            self._units.clear()
+            self.home.clear()
+        else:
+            self._units = {name: unit for name, unit in self._units.items() if unit is not None}
+
     def resolve(self, qual: str) -> tuple[ModuleUnit, str] | None:
         """Split `pkg.models.Net` into the project module `pkg.models` and the name `Net`."""
+        if qual in self._resolved:
+            return self._resolved[qual]
         parts = qual.split(".")
-        if parts[0] in _LIBRARY_ROOTS:
-            return None
-        for cut in range(len(parts) - 1, 0, -1):
-            unit = self.unit(".".join(parts[:cut]))
-            if unit is not None:
-                return unit, ".".join(parts[cut:])
-        return None
+        found = None
+        if parts[0] not in _LIBRARY_ROOTS:
+            for cut in range(len(parts) - 1, 0, -1):
+                unit = self.unit(".".join(parts[:cut]))
+                if unit is not None:
+                    found = (unit, ".".join(parts[cut:]))
+                    break
+        self._resolved[qual] = found
+        return found
+
+
+# Parsed files of this process, shared by the checks of a run and the project indexes, so a
+# file is parsed once whether it is checked, imported, or both.
+_PARSED: dict[Path, tuple[tuple[int, int], cst.Module]] = {}
+_PARSED_LIMIT = 256
+
+
+def parsed_module(path: Path, stat: os.stat_result | None = None) -> cst.Module:
+    stat = stat or path.stat()
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    cached = _PARSED.get(path)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    module = cst.parse_module(path.read_bytes())
+    remember_parse(path, module, stat)
+    return module
+
+
+def remember_parse(path: Path, module: cst.Module, stat: os.stat_result | None = None) -> None:
+    """Record a parse made elsewhere (the engine's) for the file at `path` as it is on disk."""
+    try:
+        stat = stat or path.stat()
+    except OSError:
+        return
+    if len(_PARSED) >= _PARSED_LIMIT:
+        _PARSED.pop(next(iter(_PARSED)))
+    _PARSED[path] = ((stat.st_mtime_ns, stat.st_size), module)
 
 
 _SHARED: dict[tuple[Path, ...], ProjectIndex] = {}
@@ -158,4 +220,6 @@ def index_for(path: str) -> ProjectIndex:
         index.add_file(Path(path) if path else Path.cwd() / "x.py")
         index.add_root(Path.cwd())
         _SHARED[key] = index
+    else:
+        index.refresh()
     return index

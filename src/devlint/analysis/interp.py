@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import builtins
 import re
+import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Iterable
 
 import libcst as cst
 
-from devlint.analysis.events import Context, Event, HostUse, Made, Meet, Move
+from devlint.analysis import devices
+from devlint.analysis.events import Context, DeviceMeet, Event, HostUse, Made, Meet, Move
 from devlint.analysis.names import ImportTable, canonical, collect_imports, dotted
 from devlint.analysis.values import (
     CONTAINERS,
@@ -54,20 +56,64 @@ if TYPE_CHECKING:  # pragma: no cover
     from devlint.project import ModuleUnit, ProjectIndex
 
 MAX_CALL_DEPTH = 6
+# Statements one file's analysis may interpret, calls into functions included. Past it, calls
+# return unknown values (silence) and the rest of the file is still walked once.
+MAX_STEPS = 40_000
 _BUILTINS = frozenset(dir(builtins))
 _EVAL_NAME = re.compile(r"(^|_)(eval|evaluate|evaluation|valid|validate|validation|val|test)(_|$)", re.I)
 
 _EMPTY_MODULE = cst.Module(body=[])
+# a method body that reaches its fields by name at run time
+_DYNAMIC_BODY = re.compile(r"setattr\(|__dict__|\bvars\(|\bfields\(|\breplace\(|\btype\(self\)|__class__|"
+                           r"\*\*|getattr\(|_asdict|\bapply_to_collection|\bmap_structure|\btree_map")
+_RECORD_DECORATORS = re.compile(r"(^|\.)(dataclass|define|frozen|mutable|attrs|s)$")
+# a user's switch between GPU and CPU in an `if` test: `args.cuda`, `use_gpu`, `opt.gpu_ids`
+_GPU_SWITCH = re.compile(r"(?i)(cuda|gpu)")
 _NON_TENSOR_ATTRS = frozenset({"shape", "ndim", "dtype", "requires_grad", "is_cuda", "is_leaf",
                                "grad_fn", "names", "layout", "is_sparse", "device"})
 
 
+_OPERATORS: dict[type, str] = {
+    cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.FloorDivide: "//",
+    cst.Modulo: "%", cst.Power: "**", cst.MatrixMultiply: "@", cst.BitAnd: "&", cst.BitOr: "|",
+    cst.BitXor: "^", cst.LeftShift: "<<", cst.RightShift: ">>", cst.Equal: "==",
+    cst.NotEqual: "!=", cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">",
+    cst.GreaterThanEqual: ">=", cst.AddAssign: "+", cst.SubtractAssign: "-",
+    cst.MultiplyAssign: "*", cst.DivideAssign: "/", cst.MatrixMultiplyAssign: "@",
+    cst.FloorDivideAssign: "//", cst.ModuloAssign: "%", cst.PowerAssign: "**",
+    cst.BitAndAssign: "&", cst.BitOrAssign: "|", cst.BitXorAssign: "^",
+    cst.LeftShiftAssign: "<<", cst.RightShiftAssign: ">>",
+}
+_CODE_CACHE: dict[int, tuple[cst.CSTNode, str]] = {}
+
+
 def code_of(node: cst.CSTNode) -> str:
-    """Source text of a node (used for messages; only on the paths that need it)."""
+    """Source text of a node, for messages and device expressions.
+
+    Names, dotted names and operators are read directly; anything else is generated once and
+    cached, because libcst's code generation costs more than the analysis of the node."""
+    if isinstance(node, cst.Name):
+        return node.value
+    op = _OPERATORS.get(type(node))
+    if op is not None:
+        return op
+    if isinstance(node, cst.Attribute):
+        text = dotted(node)
+        if text is not None:
+            return text
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+        return node.value
+    cached = _CODE_CACHE.get(id(node))
+    if cached is not None and cached[0] is node:
+        return cached[1]
     try:
-        return _EMPTY_MODULE.code_for_node(node).strip()
+        text = _EMPTY_MODULE.code_for_node(node).strip()
     except Exception:  # pragma: no cover - defensive: messages must never crash the run
-        return "?"
+        text = "?"
+    if len(_CODE_CACHE) > 50_000:
+        _CODE_CACHE.clear()
+    _CODE_CACHE[id(node)] = (node, text)
+    return text
 
 
 def _terminates(body: Iterable[cst.CSTNode]) -> bool:
@@ -91,6 +137,15 @@ def _block(node: cst.BaseSuite) -> list[cst.CSTNode]:
 
 def _string_value(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.SimpleString):
+        raw = node.value
+        quote = raw[-1]
+        body_start = raw.index(quote)
+        prefix = raw[:body_start].lower()
+        if "b" in prefix:
+            return None
+        if "\\" not in raw and "f" not in prefix:  # no escapes: strip prefix and quotes
+            width = 3 if raw[body_start:body_start + 3] in ('"""', "'''") else 1
+            return raw[body_start + width:len(raw) - width]
         try:
             value = node.evaluated_value
         except Exception:
@@ -115,8 +170,8 @@ def device_string_place(text: str, node: cst.CSTNode | None = None) -> Placement
     t = text.strip().lower()
     if t == "cpu" or t.startswith("cpu:"):
         return HOST
-    if t in ("cuda", "mps", "xpu", "npu", "hpu", "xla", "meta") or re.fullmatch(r"(cuda|xpu|npu|mps|hpu):\d+", t):
-        return device_at(text.strip(), node)
+    if t in ("cuda", "mps", "xpu", "npu", "hpu", "xla", "meta") or (":" in t and re.fullmatch(r"(cuda|xpu|npu|mps|hpu):\d+", t)):
+        return device_at(text.strip(), node, devices.from_string(t))
     return None
 
 
@@ -170,12 +225,16 @@ class Interpreter:
     def __init__(self, module: cst.Module, imports: ImportTable, *, path: str = "",
                  move_helpers: frozenset[str] = frozenset(),
                  device_helpers: frozenset[str] = frozenset(),
-                 project: "ProjectIndex | None" = None) -> None:
+                 project: "ProjectIndex | None" = None, source: str | None = None) -> None:
         self.module = module
         self.imports = imports
         self.path = path
         self.project = project
         self.units: dict[str, "ModuleUnit"] = {}  # project files reached from this one, by display path
+        self._project_values: dict[str, Value | None] = {}
+        # other project files are read only for a file that puts something on a device itself:
+        # without that, no finding in it can need their code (and library internals stay cheap)
+        self.places_devices = source is None or _PLACING.search(source) is not None
         self.events: list[Event] = []
         self.module_env: dict[str, Value] = {}
         self.classes: dict[int, ClassInfo] = {}  # id(ClassDef) -> info
@@ -188,6 +247,15 @@ class Interpreter:
         self._active: list[int] = []
         self._stmt: cst.CSTNode | None = None
         self._seen_events: set[tuple] = set()
+        # device work done while a DataLoader's collate_fn / Dataset.__getitem__ is analysed (DEV110)
+        self._worker_moves: list[list[Event]] = []
+        # statements this file's analysis may run, calls included: proportional to its size, so
+        # that deep generic code (a library's internals) cannot cost more than a few passes
+        self.steps_left = min(MAX_STEPS, 3_000 + 4 * len(module.body) + 2 * _count_lines(module))
+        self._generators: dict[int, bool] = {}
+        self._reexports: list[str] = []  # names being followed through re-exports (cycle guard)
+        # the checked file itself, when another project file imports it back (`from train import x`)
+        self._own_file = os.path.realpath(path) if path and not path.startswith("<") else ""
 
     # ------------------------------------------------------------------ entry points
     def run(self) -> None:
@@ -200,6 +268,8 @@ class Interpreter:
         """Functions and methods no call reached are analysed once with unknown arguments."""
         for stmt in self.module.body:
             if isinstance(stmt, cst.FunctionDef) and id(stmt) not in self.analysed:
+                # program order restarts here: this function runs at some unknown point (DEV203)
+                self.emit(Made(stmt, Context(function=stmt.name.value), "entry", stmt.name.value, UNKNOWN))
                 self.call_function(stmt, [], {}, stmt, Frame(self.module_env, Context(), 0, True))
         for info in list(self.classes.values()):
             if info.is_dataset:
@@ -209,7 +279,9 @@ class Interpreter:
                 if id(method) in self.analysed or name.startswith("__") and name != "__call__":
                     continue
                 if instance is None:
+                    self.emit(Made(info.node, Context(function=info.name), "entry", info.name, UNKNOWN))
                     instance = self._standalone_instance(info)
+                self.emit(Made(method, Context(function=f"{info.name}.{name}"), "entry", name, UNKNOWN))
                 self.call_function(method, [instance], {}, method,
                                    Frame(self.module_env, Context(), 0, True),
                                    class_info=info, is_method=True)
@@ -219,22 +291,45 @@ class Interpreter:
         value = self.instantiate(info, [], {}, info.node, frame, run_init=True)
         if info.is_module and id(info.node) in self.moved_classes:
             value = self.move_module(value, device_at("device"))
+        elif info.is_module:
+            # nothing in this program decides where an instance lives (a models.py checked on its
+            # own): its registered state is wherever its user puts it, not on the host
+            value = self.move_module(value, UNKNOWN_PLACE)
         return value
 
     # ------------------------------------------------------------------ other project files
     def project_value(self, qual: str) -> Value | None:
         """The value a project module defines under `qual` (`models.Net`), or None."""
-        if self.project is None or qual.startswith(("torch.", "builtins.")):
+        if self.project is None or qual.startswith(("torch.", "builtins.")) or not self.places_devices:
             return None
+        if qual in self._project_values:
+            return self._project_values[qual]
+        value = self._project_value(qual)
+        self._project_values[qual] = value
+        return value
+
+    def _project_value(self, qual: str) -> Value | None:
+        if self.project.unit(qual) is not None:
+            return Value(Kind.REF, NO_TENSORS, qual=qual)  # a project module: `import pkg.models as m`
         found = self.project.resolve(qual)
         if found is None:
             return None
         unit, name = found
-        if unit.module is self.module:
+        if unit.module is self.module or str(unit.path) == self._own_file:
             return None
         self._load_unit(unit)
         head, _, rest = name.partition(".")
         value = unit.env.get(head)
+        if value is None and unit.interpreter is not None:
+            # a name the module imports (a package `__init__` re-exporting `from .mlp import Net`)
+            target = unit.interpreter.imports.resolve(name)
+            if target is not None and target != qual and target not in self._reexports \
+                    and len(self._reexports) < 8:
+                self._reexports.append(target)
+                try:
+                    return self.project_value(target) or Value(Kind.REF, NO_TENSORS, qual=target)
+                finally:
+                    self._reexports.pop()
         if value is None:
             return UNKNOWN
         for attr in rest.split(".") if rest else ():
@@ -289,8 +384,12 @@ class Interpreter:
 
     # ------------------------------------------------------------------ events
     def emit(self, event: Event) -> None:
+        if self._worker_moves and (isinstance(event, Move) and event.target.on_device
+                                   or isinstance(event, Made) and event.what == "factory"
+                                   and event.value.place.on_device):
+            self._worker_moves[-1].append(event)
         key = (type(event).__name__, id(event.node), getattr(event, "operation", ""),
-               id(getattr(getattr(event, "host", None), "origin", None) or 0))
+               id(getattr(getattr(event, "host", None), "origin", None) or 0), getattr(event, "what", ""))
         if isinstance(event, Meet):
             key = ("Meet", id(event.node), event.host.origin.category if event.host.origin else "",
                    id(event.host.origin.node) if event.host.origin and event.host.origin.node else 0)
@@ -310,6 +409,7 @@ class Interpreter:
             self.exec_stmt(stmt, frame)
 
     def exec_stmt(self, stmt: cst.CSTNode, frame: Frame) -> None:
+        self.steps_left -= 1
         handler = _STATEMENTS.get(type(stmt))
         if handler is not None:
             handler(self, stmt, frame)
@@ -397,6 +497,8 @@ class Interpreter:
             self.exec_block(_block(node.body), frame)
             return
         guards = "cuda.is_available" in test_text or "device_count" in test_text
+        if not guards and _GPU_SWITCH.search(test_text):  # `if args.cuda:`: the user picks the GPU
+            self.emit(Made(node, self.ctx(frame), "cuda_flag", "", UNKNOWN, text=test_text))
         body_frame = self._fork(frame, guarded=guards and "not " not in test_text)
         self.exec_block(_block(node.body), body_frame)
         else_frame = self._fork(frame, guarded=guards and "not " in test_text)
@@ -418,6 +520,10 @@ class Interpreter:
             frame.env = body_frame.env
         else:
             frame.env = self._join_envs(body_frame.env, else_frame.env, test_text)
+            for value in frame.env.values():  # `if avail: device = "cuda" else: device = "cpu"`
+                if value.has("cpu_fallback") and value.place.where is Where.COND and test_text in value.place.cond:
+                    self.emit(Made(node, self.ctx(frame), "cpu_fallback", "", value, text=test_text))
+                    break
         frame.returns.extend(body_frame.returns + else_frame.returns)
         if frame.module_level:
             self.module_env = frame.env
@@ -560,6 +666,9 @@ class Interpreter:
         elif isinstance(target, cst.Subscript):
             owner = self.eval(target.value, frame)
             key = self._constant_key(target)
+            if owner.kind is Kind.REF and owner.qual == "os.environ" and len(target.slice) == 1 \
+                    and isinstance(target.slice[0].slice, cst.Index):
+                self._env_write(stmt, "os.environ", [], {}, frame, target.slice[0].slice.value, value)
             if key is not None and owner.kind in (Kind.DICT, Kind.BATCH, Kind.ENCODING, Kind.LIST, Kind.OBJECT) \
                     and isinstance(target.value, cst.Name):
                 frame.env[target.value.value] = owner.set_field(key, value)
@@ -658,7 +767,7 @@ class Interpreter:
         if qual is not None:
             return self.project_value(qual) or Value(Kind.REF, NO_TENSORS, qual=qual)
         if name in ("True", "False"):
-            return SCALAR
+            return SCALAR.with_facts(f"bool={name}")
         if name == "None":
             return NONE_VALUE
         if name in _BUILTINS:
@@ -680,10 +789,12 @@ class Interpreter:
             if owner.kind is Kind.MODULE and field.has("registered") and owner.place.known \
                     and field.place.where is Where.UNKNOWN:
                 return field.at(owner.place)
+            if owner.kind is Kind.OBJECT and field.origin is not None and field.origin.category == ORIGIN_BATCH:
+                return field.named(code_of(node))  # `batch.labels`, for messages
             return field
         if attr == "device" and owner.kind in (Kind.TENSOR, Kind.MODULE, Kind.ACCELERATOR, Kind.ENCODING, Kind.BATCH):
-            if owner.place.on_device or owner.place.on_host:
-                return Value(Kind.DEVICE, owner.place)
+            if owner.place.on_device or owner.place.on_host or owner.place.where is Where.COND:
+                return Value(Kind.DEVICE, owner.place)  # x.device names x's own device
             return Value(Kind.DEVICE, UNKNOWN_PLACE)
         if attr == "dtype":
             return Value(Kind.DTYPE, NO_TENSORS)
@@ -701,7 +812,7 @@ class Interpreter:
                 return Value(Kind.TENSOR, owner.place, owner.origin, facts=frozenset({"param", "registered"}))
             info = self.classes.get(id(owner.node)) if owner.node is not None else None
             if info is not None and attr in info.class_attrs:
-                value = self.eval(info.class_attrs[attr], Frame(dict(self.module_env), frame.ctx, frame.depth, True))
+                value = self._class_attribute(info, attr, frame) or UNKNOWN
                 if value.kind is Kind.MODULE and value.place.on_host:
                     return replace(value, origin=Origin(ORIGIN_OUTSIDE_TREE, info.class_attrs[attr],
                                                         f"`{attr}`, a module stored on the class", attr))
@@ -709,9 +820,39 @@ class Interpreter:
             if "module" in owner.facts and attr == "module":
                 return owner.get_field("module") or UNKNOWN
             return UNKNOWN
+        if owner.kind in (Kind.OBJECT, Kind.CLASS) and owner.node is not None and id(owner.node) in self.classes:
+            value = self._class_attribute(self.classes[id(owner.node)], attr, frame)
+            if value is not None:  # `CFG.device`, `cfg.device` of a config class
+                return value
         if owner.kind is Kind.LOADER and attr == "dataset":
             return owner.get_field("dataset") or Value(Kind.DATASET, HOST)
         return UNKNOWN
+
+    def _class_attribute(self, info: ClassInfo, attr: str, frame: Frame) -> Value | None:
+        """A class-level attribute (`device = "cuda"` in a config class, a dataclass default), found
+        through the program's base classes and evaluated in the file that defines the class: its
+        names are that file's globals, not the caller's. None when no class of the chain sets it."""
+        seen = 0
+        while info is not None and seen < 20:
+            expr = info.class_attrs.get(attr)
+            if expr is not None:
+                if isinstance(expr, cst.Call) and (dotted(expr.func) or "").rsplit(".", 1)[-1] == "field":
+                    # dataclasses.field(default=...) / field(default_factory=lambda: ...)
+                    given = {a.keyword.value: a.value for a in expr.args if a.keyword is not None}
+                    factory = given.get("default_factory")
+                    expr = given.get("default") or (factory.body if isinstance(factory, cst.Lambda) else None)
+                    if expr is None:
+                        return UNKNOWN
+                home = self._enter_home(info.node)
+                try:
+                    return self.eval(expr, Frame(dict(self.module_env), frame.ctx, frame.depth, True))
+                finally:
+                    if home is not None:
+                        self.imports, self.module_env, self.module = home[:3]
+            info = next((self.classes[id(b.node)] for b in info.bases
+                         if b.kind is Kind.CLASS and b.node is not None and id(b.node) in self.classes), None)
+            seen += 1
+        return None
 
     def _eval_subscript(self, node: cst.Subscript, frame: Frame) -> Value:
         owner = self.eval(node.value, frame)
@@ -753,6 +894,8 @@ class Interpreter:
         if key is not None:
             field = value.get_field(key)
             if field is not None:
+                if text and value.kind in (Kind.BATCH, Kind.ENCODING, Kind.OBJECT):
+                    return field.named(text)  # `labels` / `batch["labels"]`, for messages
                 return field
         if value.kind in (Kind.BATCH, Kind.ENCODING):
             if value.elem is not None:
@@ -871,7 +1014,8 @@ class Interpreter:
         if text is None:
             prefix = _fstring_prefix(node)
             if prefix is not None and prefix.lower().startswith(("cuda", "mps", "xpu")):
-                return Value(Kind.STR, device_at(code_of(node), node), facts=frozenset({"device_str"}))
+                return Value(Kind.STR, device_at(code_of(node), node, self._fstring_ident(node, frame)),
+                             facts=frozenset({"device_str"}))
             if isinstance(node, cst.FormattedString):
                 for part in node.parts:
                     if isinstance(part, cst.FormattedStringExpression):
@@ -883,6 +1027,11 @@ class Interpreter:
         return STR
 
     def _eval_number(self, node: cst.BaseExpression, frame: Frame) -> Value:
+        if isinstance(node, cst.Integer):  # a known int (num_workers=4) for the rules that need it
+            try:
+                return SCALAR.with_facts(f"int={int(node.value, 0)}")
+            except ValueError:
+                return SCALAR
         return SCALAR
 
     def _eval_binary(self, node: cst.BinaryOperation, frame: Frame) -> Value:
@@ -906,6 +1055,8 @@ class Interpreter:
         value = self.eval(node.expression, frame)
         if isinstance(node.operator, cst.Not):
             return SCALAR
+        if value.kind is Kind.SCALAR and value.facts:
+            return SCALAR  # -4 is not the int 4
         return value
 
     def _eval_boolean(self, node: cst.BooleanOperation, frame: Frame) -> Value:
@@ -918,7 +1069,7 @@ class Interpreter:
         return join(left, right)
 
     def _eval_ifexp(self, node: cst.IfExp, frame: Frame) -> Value:
-        self.eval(node.test, frame)
+        test_value = self.eval(node.test, frame)
         body = self.eval(node.body, frame)
         orelse = self.eval(node.orelse, frame)
         if self._is_deviceish(body) or self._is_deviceish(orelse):
@@ -926,8 +1077,45 @@ class Interpreter:
             device = next((p for p in places if p.on_device), None)
             if device is not None:
                 fallback = any(p.on_host for p in places) or orelse.kind is Kind.NONE
+                if fallback:
+                    test = "torch.cuda.is_available()" if test_value.has("cuda_available") else code_of(node.test)
+                    if not (self._is_deviceish(body) and body.place.on_device):
+                        test = f"not ({test})"
+                    device = replace(device, ident=devices.with_fallback(device.ident, test))
+                    self.emit(Made(node, self.ctx(frame), "cpu_fallback", "", Value(Kind.DEVICE, device),
+                                   text=code_of(node)))
+                elif len({p.ident for p in places}) > 1:
+                    device = replace(device, ident="")  # one of two devices: which one is not known
                 return Value(Kind.DEVICE, device, facts=frozenset({"cpu_fallback"} if fallback else ()))
         return join(body, orelse)
+
+    def _fstring_ident(self, node: cst.BaseExpression, frame: Frame) -> str:
+        """Identity of `f"cuda:{rank}"`: a literal index when the expression is a known int."""
+        if not isinstance(node, cst.FormattedString):
+            return ""
+        text, exprs = "", []
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringText):
+                text += part.value
+            elif isinstance(part, cst.FormattedStringExpression):
+                exprs.append((part.expression, self.eval(part.expression, frame)))
+                text += "{}"
+        m = re.fullmatch(r"([a-z]+):\{\}", text.lower())
+        if m is None or len(exprs) != 1 or m.group(1) not in devices.GPU_TYPES:
+            return devices.from_string(text) if not exprs else devices.opaque(code_of(node))
+        expr, value = exprs[0]
+        return devices.indexed(m.group(1), self._int_of(value), code_of(expr))
+
+    @staticmethod
+    def _int_of(value: Value) -> int | None:
+        """The literal int a value is known to hold (`int=N` fact), if any."""
+        for fact in value.facts:
+            if fact.startswith("int="):
+                try:
+                    return int(fact[4:])
+                except ValueError:
+                    return None
+        return None
 
     @staticmethod
     def _is_deviceish(value: Value) -> bool:
@@ -1004,9 +1192,27 @@ class Interpreter:
                 self.emit(Meet(node, self.ctx(frame), value, cond_device, operation, likely=True))
                 found = True
             elif value.place.where is Where.COND and device is not None and value is not device:
+                if devices.falls_back_when_no_gpu(devices.effective(value.place)) \
+                        and devices.effective(value.place) == devices.effective(device.place):
+                    continue  # both on the GPU when one is available, both on the CPU otherwise
                 self.emit(Meet(node, self.ctx(frame), value, device, operation, likely=True))
                 found = True
+        self._device_meet(node, operands, operation, frame)
         return found
+
+    def _device_meet(self, node: cst.CSTNode, operands: list[Value], operation: str, frame: Frame) -> None:
+        """Two operands placed by device expressions of different identities (DEV111 judges them)."""
+        # a value on a device only under a user's condition is on the host on the other path:
+        # that is a host-device meet (Meet, likely), not a choice between two devices
+        placed = [v for v in operands if v.place.ident and not v.is_zero_dim and not v.has("managed")
+                  and not v.has("scatters") and (v.place.on_device or v.place.where is Where.COND
+                                                 and devices.falls_back_when_no_gpu(devices.effective(v.place)))]
+        for index, first in enumerate(placed):
+            second = next((v for v in placed[index + 1:]
+                           if devices.effective(v.place) != devices.effective(first.place)), None)
+            if second is not None:
+                self.emit(DeviceMeet(node, self.ctx(frame), first, second, operation))
+                return
 
     # ------------------------------------------------------------------ calls
     def eval_call(self, node: cst.Call, frame: Frame, statement: bool = False) -> Value:
@@ -1023,11 +1229,20 @@ class Interpreter:
             else:
                 args.append(value)
         func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) \
+                and isinstance(func.value.func, cst.Name) and func.value.func.value == "super":
+            inherited = self._call_super(func.attr.value, node, args, kwargs, frame)
+            if inherited is not None:
+                return inherited
         if isinstance(func, cst.Attribute):
             receiver = self.eval(func.value, frame)
             name = func.attr.value
             if receiver.kind is Kind.REF:
-                return self.call_ref(canonical(f"{receiver.qual}.{name}"), node, args, kwargs, frame)
+                qual = canonical(f"{receiver.qual}.{name}")
+                own = self.project_value(qual)  # `m.Net()` after `import pkg.models as m`
+                if own is not None and own.kind is not Kind.REF:
+                    return self.call_value(own, node, args, kwargs, frame)
+                return self.call_ref(qual, node, args, kwargs, frame)
             return self.call_method(receiver, name, node, args, kwargs, frame, statement)
         callee = self.eval(func, frame)
         return self.call_value(callee, node, args, kwargs, frame)
@@ -1037,8 +1252,8 @@ class Interpreter:
         if callee.kind is Kind.REF:
             return self.call_ref(callee.qual, node, args, kwargs, frame)
         if callee.kind is Kind.FUNCTION and callee.node is not None:
-            bound = [v for _, v in callee.fields] if callee.fields else []
-            return self.call_function(callee.node, bound + args, kwargs, node, frame)
+            bound, bound_kw = self._bound_args(callee)
+            return self.call_function(callee.node, bound + args, {**bound_kw, **kwargs}, node, frame)
         if callee.kind is Kind.CLASS and callee.node is not None and id(callee.node) in self.classes:
             return self.instantiate(self.classes[id(callee.node)], args, kwargs, node, frame)
         if callee.kind is Kind.MODULE:
@@ -1061,16 +1276,28 @@ class Interpreter:
         if qual in self.move_helpers and args:
             return self.move_value(node, args[0], device_at("device", node), "to", frame, False)
         if qual in self.device_helpers:
-            return Value(Kind.DEVICE, device_at(code_of(node.func), node))
+            return Value(Kind.DEVICE, device_at(code_of(node.func), node, devices.opaque(code_of(node))))
         if matches(qual, tk.CUDA_AVAILABLE):
             self.emit(Made(node, self.ctx(frame), "cuda_query", qual, SCALAR))
-            return SCALAR
+            return SCALAR.with_facts("cuda_available") if qual == "torch.cuda.is_available" else SCALAR
+        if qual.endswith(".set_start_method"):  # multiprocessing start method (DEV110 reads it)
+            self.emit(Made(node, self.ctx(frame), "start_method", qual, args[0] if args else UNKNOWN,
+                           tuple([(None, a) for a in args] + list(kwargs.items())), text=code_of(node)))
+            return NONE_VALUE
+        if qual in lib.ENV_WRITERS:
+            self._env_write(node, qual, args, kwargs, frame)
+            return STR if qual == "os.environ.setdefault" else NONE_VALUE
+        if qual in tk.PROCESS_GROUP_INIT:
+            self.emit(Made(node, self.ctx(frame), "process_group", qual, UNKNOWN,
+                           tuple([(None, a) for a in args] + list(kwargs.items())), text=code_of(node)))
+            return NONE_VALUE
         if qual.startswith("torch.cuda."):
-            self.emit(Made(node, self.ctx(frame), "cuda", qual, UNKNOWN))
+            self.emit(Made(node, self.ctx(frame), "cuda", qual, UNKNOWN,
+                           tuple([(None, a) for a in args] + list(kwargs.items())), text=code_of(node)))
             if qual == "torch.cuda.empty_cache":
                 self.emit(Made(node, self.ctx(frame), "empty_cache", qual, UNKNOWN))
             if qual == "torch.cuda.current_device":
-                return Value(Kind.DEVICE, device_at("cuda", node))
+                return Value(Kind.DEVICE, device_at("cuda", node, "cuda"))
             return UNKNOWN
         if qual in tk.DEVICE_CONSTRUCTORS:
             return self._device_value(node, args, kwargs)
@@ -1093,17 +1320,17 @@ class Interpreter:
             place = self._device_arg(node, [], {"device": kwargs["map_location"]} if "map_location" in kwargs else {},
                                      positional=None)
             self.emit(Made(node, self.ctx(frame), "load", qual, UNKNOWN,
-                           tuple(kwargs.items()), text=code_of(node)))
+                           tuple([(None, a) for a in args] + list(kwargs.items())), text=code_of(node)))
             return Value(Kind.UNKNOWN, place or UNKNOWN_PLACE)
         if matches(qual, lib.ACCELERATORS):
-            return Value(Kind.ACCELERATOR, device_at("accelerator.device", node), obj=new_obj_id())
+            return Value(Kind.ACCELERATOR, device_at("accelerator.device", node, "=accelerator.device"),
+                         obj=new_obj_id())
         if matches(qual, lib.MANAGING_TRAINERS):
             return Value(Kind.OBJECT, NO_TENSORS, facts=frozenset({"managed"}))
         if matches(qual, tk.LOADERS):
             return self._loader(node, args, kwargs, frame)
         if matches(qual, tk.DATASETS):
-            return Value(Kind.DATASET, HOST, obj=new_obj_id(),
-                         elem=Value(Kind.BATCH, HOST, Origin(ORIGIN_BATCH, node, f"an item of `{code_of(node.func)}`")))
+            return self._library_dataset(qual, node, args, kwargs)
         if matches(qual, lib.TOKENIZERS):
             return Value(Kind.TOKENIZER, NO_TENSORS, obj=new_obj_id())
         if matches(qual, tk.OPTIMIZERS) and not matches(qual, tk.NOT_OPTIMIZERS) and qual.rsplit(".", 1)[-1][:1].isupper():
@@ -1134,7 +1361,10 @@ class Interpreter:
         if qual == "functools.partial" and args:
             fn = args[0]
             if fn.kind is Kind.FUNCTION:
-                return replace(fn, fields=tuple(enumerate(args[1:])))
+                bound, bound_kw = self._bound_args(fn)
+                positional = tuple(enumerate(bound + list(args[1:])))
+                keywords = {**bound_kw, **{k: v for k, v in kwargs.items() if not k.startswith("*")}}
+                return replace(fn, fields=positional + tuple((f"kw:{k}", v) for k, v in keywords.items()))
             return UNKNOWN
         if qual in lib.NUMPY_ARRAY_MAKERS or matches(qual, lib.HOST_ONLY_CALLS):
             is_array_maker = qual in lib.NUMPY_ARRAY_MAKERS
@@ -1144,6 +1374,35 @@ class Interpreter:
         if qual.startswith("torch.") and not matches(qual, tk.NON_MIXING_FUNCTIONS):
             return self._torch_function(qual, node, args, kwargs, frame)
         return UNKNOWN
+
+    def _env_write(self, node: cst.CSTNode, qual: str, args: list[Value], kwargs: dict[str, Value],
+                   frame: Frame, key_node: cst.BaseExpression | None = None, value: Value = UNKNOWN) -> None:
+        """Record an environment write (`os.environ[k] = v`, `.update`, `.setdefault`, `os.putenv`)
+        as Made("env"): its args are (key, value) pairs, a key "" when it is not a literal."""
+        pairs: list[tuple[str | None, Value]] = []
+        if key_node is not None:
+            pairs.append((_string_value(key_node) or "", value))
+        elif qual == "os.environ.update":
+            call_args = [a for a in node.args if a.keyword is None] if isinstance(node, cst.Call) else []
+            if call_args and isinstance(call_args[0].value, cst.Dict):
+                for el in call_args[0].value.elements:
+                    if isinstance(el, cst.DictElement):
+                        pairs.append((_string_value(el.key) or "", UNKNOWN))
+            elif call_args:
+                pairs.append(("", UNKNOWN))
+            pairs.extend((k, v) for k, v in kwargs.items() if not k.startswith("*"))
+        elif isinstance(node, cst.Call) and node.args:
+            first = node.args[0].value
+            pairs.append((_string_value(first) or "", args[1] if len(args) > 1 else UNKNOWN))
+        if pairs:
+            self.emit(Made(node, self.ctx(frame), "env", qual, value, tuple(pairs), text=code_of(node)))
+
+    @staticmethod
+    def _bound_args(fn: Value) -> tuple[list[Value], dict[str, Value]]:
+        """The arguments a `functools.partial` bound: positional (int keys), keyword ("kw:" keys)."""
+        positional = [v for k, v in fn.fields if isinstance(k, int)]
+        keywords = {k[3:]: v for k, v in fn.fields if isinstance(k, str) and k.startswith("kw:")}
+        return positional, keywords
 
     def _call_builtin(self, name: str, node: cst.Call, args: list[Value], kwargs: dict[str, Value],
                       frame: Frame) -> Value:
@@ -1159,6 +1418,8 @@ class Interpreter:
         if name in ("iter", "reversed", "sorted") and args:
             return args[0]
         if name == "next" and args:
+            if args[0].has("param_iter") and args[0].place.known:  # next(model.parameters())
+                return Value(Kind.TENSOR, args[0].place, facts=frozenset({"param"}))
             return self.element_of(args[0])
         if name in ("list", "tuple") and args:
             source = args[0]
@@ -1194,6 +1455,13 @@ class Interpreter:
         if place is None:
             return Value(Kind.DEVICE, UNKNOWN_PLACE)
         fallback = args and args[0].has("cpu_fallback")
+        index = args[1] if len(args) > 1 else kwargs.get("index")
+        if index is not None and place.on_device and place.ident in devices.GPU_TYPES:
+            index_node = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "index"),
+                              node.args[1].value if len(node.args) > 1 else None)
+            ident = devices.indexed(place.ident, self._int_of(index),
+                                    code_of(index_node) if index_node is not None else "")
+            place = replace(place, device=code_of(node), ident=ident)
         return Value(Kind.DEVICE, place, facts=frozenset({"cpu_fallback"} if fallback else ()))
 
     def _device_arg(self, node: cst.Call, args: list[Value], kwargs: dict[str, Value],
@@ -1221,21 +1489,21 @@ class Interpreter:
                 self.device_in_play = True
                 return replace(value.place, device=value.place.device if value.kind is Kind.STR else text,
                                node=arg_node or value.place.node)
-            return value.place if value.place.known else device_at(text, arg_node)
+            return value.place if value.place.known else device_at(text, arg_node, devices.opaque(text))
         if value.kind in (Kind.TENSOR, Kind.MODULE):
             return value.place if value.place.known else None
         if value.kind is Kind.DTYPE:
             return None
         if value.kind is Kind.SCALAR:
             self.device_in_play = True
-            return device_at(f"cuda:{text}", arg_node)
+            return device_at(f"cuda:{text}", arg_node, devices.indexed("cuda", self._int_of(value), text))
         if value.kind is Kind.NONE:
             return HOST
         if value.kind in (Kind.UNKNOWN, Kind.STR) and "dtype" not in text and "type" not in text.rsplit(".", 1)[-1]:
             if value.kind is Kind.STR and not value.has("device_str"):
                 return None
             self.device_in_play = True
-            return device_at(text, arg_node)
+            return device_at(text, arg_node, devices.opaque(text))
         return None
 
     def _factory(self, qual: str, node: cst.Call, args: list[Value], kwargs: dict[str, Value],
@@ -1318,14 +1586,57 @@ class Interpreter:
     def _model_constructor(self, qual: str, node: cst.Call, args: list[Value], kwargs: dict[str, Value],
                            frame: Frame) -> Value:
         origin = self._module_origin(node, frame, f"`{code_of(node.func)}(...)`")
-        if any(k in kwargs for k in lib.DISPATCH_KWARGS):
-            self.device_in_play = True
-            return Value(Kind.MODULE, device_at("device_map", node), origin, obj=new_obj_id(), qual=qual,
-                         facts=frozenset({"dispatched"}))
+        if matches(qual, lib.MODEL_WRAPPERS) and args and args[0].kind is Kind.MODULE:
+            return replace(args[0], qual=qual)  # adapters are built where the base model's weights are
+        dispatched = self._dispatched_place(node, kwargs)
+        if dispatched is not None:
+            place, facts = dispatched
+            return Value(Kind.MODULE, place, origin, obj=new_obj_id(), qual=qual, facts=facts)
         if "device" in kwargs:
             place = self._device_arg(node, [], kwargs, positional=None)
             return Value(Kind.MODULE, place or UNKNOWN_PLACE, origin, obj=new_obj_id(), qual=qual)
         return Value(Kind.MODULE, HOST, origin, obj=new_obj_id(), qual=qual)
+
+    def _dispatched_place(self, node: cst.Call, kwargs: dict[str, Value]) -> tuple[Placement, frozenset[str]] | None:
+        """Where `from_pretrained(..., device_map=..., load_in_8bit=...)` puts the model.
+
+        accelerate attaches hooks that move each block's inputs to its device when the map spans
+        several devices, and always for bitsandbytes-quantised models ("dispatched": CPU inputs are
+        fine, moving the model again is not); a map naming one device is a plain `.to(device)`."""
+        def given(key: str) -> bool:
+            value = kwargs.get(key)
+            return value is not None and value.kind is not Kind.NONE and not value.has("bool=False")
+        quantized = any(given(k) for k in lib.QUANTIZE_KWARGS)
+        device_map = kwargs.get("device_map")
+        if device_map is None or device_map.kind is Kind.NONE:
+            if not quantized:
+                return None
+            facts = {"dispatched", "quantized"} | ({"quantized8"} if given("load_in_8bit") else set())
+            self.device_in_play = True
+            return device_at("cuda", node), frozenset(facts)
+        arg_node = next(a.value for a in node.args if a.keyword is not None and a.keyword.value == "device_map")
+        text = _string_value(arg_node)
+        single: Placement | None = None
+        if text is not None and text not in lib.DEVICE_MAP_STRATEGIES:
+            single = device_string_place(text, arg_node)
+        elif device_map.kind is Kind.SCALAR and any(f.startswith("int=") for f in device_map.facts):
+            single = device_at(f"cuda:{code_of(arg_node)}", arg_node)
+        elif device_map.kind is Kind.DEVICE and device_map.place.known:
+            single = replace(device_map.place, device=code_of(arg_node), node=arg_node)
+        elif device_map.kind is Kind.DICT and len(device_map.fields) == 1 and device_map.fields[0][0] == "":
+            only = device_map.fields[0][1]
+            if only.kind is Kind.SCALAR:
+                single = device_at(f"cuda:{code_of(arg_node)}", arg_node)
+            elif only.has("device_str") or only.kind is Kind.DEVICE:
+                single = only.place if only.place.known else None
+        if single is not None and single.on_host and not quantized:
+            return HOST, frozenset()
+        self.device_in_play = True
+        if single is not None and single.on_device and not quantized:
+            return single, frozenset()  # one device: the same as `.to(device)`, no hooks
+        facts = {"dispatched"} | ({"quantized"} if quantized else set()) | (
+            {"quantized8"} if given("load_in_8bit") else set())
+        return device_at(code_of(arg_node) if single is None else single.device, arg_node), frozenset(facts)
 
     def _loader(self, node: cst.Call, args: list[Value], kwargs: dict[str, Value], frame: Frame) -> Value:
         dataset = args[0] if args else kwargs.get("dataset", UNKNOWN)
@@ -1333,16 +1644,28 @@ class Interpreter:
         name = code_of(self._stmt.body[0].targets[0].target) if isinstance(self._stmt, cst.SimpleStatementLine) \
             and self._stmt.body and isinstance(self._stmt.body[0], cst.Assign) else code_of(node.func)
         origin = Origin(ORIGIN_BATCH, node, f"a batch from `{name}`")
-        if collate is not None and collate.kind is not Kind.NONE:
-            batch = self._collate_batch(collate, dataset, node, frame, origin)
-        elif dataset.kind is Kind.DATASET:
-            batch = self._as_batch(self._dataset_batch(dataset, node, frame, origin), origin)
-        else:
-            batch = Value(Kind.BATCH, HOST, origin)
+        worker_moves: list[Event] = []
+        self._worker_moves.append(worker_moves)
+        try:
+            if collate is not None and collate.kind is not Kind.NONE:
+                batch = self._collate_batch(collate, dataset, node, frame, origin)
+            elif dataset.kind is Kind.DATASET:
+                batch = self._as_batch(self._dataset_batch(dataset, node, frame, origin), origin)
+            elif dataset.has("placed_items"):  # a datasets object formatted with device=...
+                batch = Value(Kind.BATCH, UNKNOWN_PLACE, origin)
+            else:
+                batch = Value(Kind.BATCH, HOST, origin)
+        finally:
+            self._worker_moves.pop()
         value = Value(Kind.LOADER, HOST, origin, obj=new_obj_id(), elem=batch,
                       fields=(("dataset", dataset),))
-        self.emit(Made(node, self.ctx(frame), "loader", "DataLoader", value,
-                       tuple([(None, a) for a in args] + list(kwargs.items())), text=code_of(node)))
+        loader_args = tuple([(None, a) for a in args] + list(kwargs.items()))
+        self.emit(Made(node, self.ctx(frame), "loader", "DataLoader", value, loader_args, text=code_of(node)))
+        for event in worker_moves:
+            # device work that runs where the loader runs collate_fn / __getitem__ (DEV110); not
+            # deduplicated by node: the same collate_fn may serve loaders with different settings
+            self.events.append(Made(event.node, event.ctx, "worker_move", "DataLoader", value, loader_args,
+                                    text=code_of(event.node)))
         return value
 
     def _collate_batch(self, collate: Value, dataset: Value, node: cst.Call, frame: Frame,
@@ -1351,8 +1674,8 @@ class Interpreter:
             return Value(Kind.BATCH, UNKNOWN_PLACE, origin)
         item = self._dataset_item(dataset, node, frame, origin)
         samples = Value(Kind.LIST, NO_TENSORS, elem=item)
-        bound = [v for _, v in collate.fields] if collate.fields else []
-        result = self.call_function(collate.node, bound + [samples], {}, node, frame, role="collate")
+        bound, bound_kw = self._bound_args(collate)
+        result = self.call_function(collate.node, bound + [samples], bound_kw, node, frame, role="collate")
         return self._as_batch(result, origin)
 
     def _dataset_item(self, dataset: Value, node: cst.CSTNode, frame: Frame, origin: Origin) -> Value:
@@ -1373,13 +1696,18 @@ class Interpreter:
     @staticmethod
     def _as_batch(value: Value, origin: Origin) -> Value:
         """Re-label a returned structure as a batch whose host fields came from the loader."""
-        def relabel(v: Value, key: object) -> Value:
+        def relabel(v: Value, key: object, depth: int = 0) -> Value:
+            if v.kind in (Kind.TUPLE, Kind.DICT) and v.fields and depth < 3:  # nested structure
+                return Value(Kind.BATCH, v.place if v.place.known else HOST, origin,
+                             fields=tuple((k, relabel(f, k, depth + 1)) for k, f in v.fields))
             if v.kind in (Kind.TENSOR, Kind.SCALAR, Kind.NDARRAY, Kind.LIST) and not v.place.on_device:
                 if v.kind in (Kind.SCALAR, Kind.NDARRAY, Kind.LIST):
                     v = Value(Kind.TENSOR, HOST)
                 if v.place.on_host or v.place.where is Where.NONE:
                     return Value(Kind.TENSOR, HOST, replace(origin, name=""))
             return v
+        if value.kind is Kind.OBJECT and value.node is not None:  # a batch class (dataclass, own `to`)
+            return replace(value, origin=origin, fields=tuple((k, relabel(v, k)) for k, v in value.fields))
         if value.kind in (Kind.TUPLE, Kind.LIST, Kind.DICT) and value.fields:
             return Value(Kind.BATCH, value.place if value.place.known else HOST, origin,
                          fields=tuple((k, relabel(v, k)) for k, v in value.fields))
@@ -1392,6 +1720,31 @@ class Interpreter:
                            fields=tuple((k, relabel(v, k)) for k, v in value.fields),
                            elem=relabel(value.elem, None) if value.elem is not None else None)
         return Value(Kind.BATCH, UNKNOWN_PLACE, origin)
+
+    def _library_dataset(self, qual: str, node: cst.Call, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        """TensorDataset keeps each tensor's placement per position; Subset / random_split /
+        ConcatDataset of a dataset yield what that dataset yields (its own `__getitem__`)."""
+        name = qual.rsplit(".", 1)[-1]
+        origin = Origin(ORIGIN_BATCH, node, f"an item of `{code_of(node.func)}`")
+        source = args[0] if args else kwargs.get("dataset", UNKNOWN)
+        if name in ("Subset", "random_split") and source.kind is Kind.DATASET:
+            part = replace(source, obj=new_obj_id())
+            return part if name == "Subset" else Value(Kind.LIST, NO_TENSORS, elem=part)
+        if name == "ConcatDataset" and source.kind in (Kind.LIST, Kind.TUPLE):
+            parts = [v for _, v in source.fields] + ([source.elem] if source.elem is not None else [])
+            if parts and all(p.kind is Kind.DATASET and p.node is not None and p.node is parts[0].node
+                             for p in parts):
+                return replace(parts[0], obj=new_obj_id())
+        elem = Value(Kind.BATCH, HOST, origin)
+        if name == "TensorDataset" and args and not kwargs:
+            fields = []
+            for index, tensor in enumerate(args):
+                if tensor.place.on_device or tensor.place.where is Where.COND:
+                    fields.append((index, Value(Kind.TENSOR, tensor.place, tensor.origin)))
+                else:
+                    fields.append((index, Value(Kind.TENSOR, HOST, origin)))
+            elem = Value(Kind.BATCH, HOST, origin, fields=tuple(fields))
+        return Value(Kind.DATASET, HOST, obj=new_obj_id(), elem=elem)
 
     def _torch_function(self, qual: str, node: cst.Call, args: list[Value], kwargs: dict[str, Value],
                         frame: Frame) -> Value:
@@ -1494,13 +1847,32 @@ class Interpreter:
                 merged = replace(merged, elem=join(self.element_of(receiver), new_elem))
             self.assign(target, merged, frame, node)
             return NONE_VALUE
+        if kind is Kind.UNKNOWN and name in ("with_format", "set_format") and "device" in kwargs:
+            # a Hugging Face `datasets` object that yields tensors already on a device
+            placed = receiver.with_facts("placed_items")
+            if name == "set_format" and isinstance(node.func, cst.Attribute):
+                self.assign(node.func.value, placed, frame, node)
+                return NONE_VALUE
+            return placed
         return UNKNOWN
+
+    def _placed_by_framework(self, value: Value, place: Placement, depth: int = 0) -> Value:
+        """A batch and every field of it, placed by a framework (accelerate, Lightning)."""
+        if depth > 4:
+            return value
+        fields = tuple((k, self._placed_by_framework(v, place, depth + 1)) for k, v in value.fields)
+        elem = self._placed_by_framework(value.elem, place, depth + 1) if value.elem is not None else None
+        moved = replace(value, fields=fields, elem=elem)
+        if value.kind in TENSORISH or value.kind in CONTAINERS or value.kind is Kind.OBJECT \
+                or value.place.known:
+            moved = moved.at(place) if value.place.where is not Where.NONE else moved
+        return moved.with_facts("managed")
 
     def _managed(self, value: Value) -> Value:
         """What accelerate's prepare() returns: placed by the framework."""
         facts = value.facts | {"managed"}
         if value.kind is Kind.LOADER:
-            elem = value.elem.at(device_at("accelerator.device")).with_facts("managed") if value.elem else None
+            elem = self._placed_by_framework(value.elem, device_at("accelerator.device")) if value.elem else None
             return replace(value, facts=facts, elem=elem, fields=())
         if value.kind is Kind.MODULE:
             return replace(self.move_module(value, device_at("accelerator.device")), facts=facts)
@@ -1528,6 +1900,8 @@ class Interpreter:
             return Value(Kind.NDARRAY, HOST)
         if name in tk.HOST_VALUE_METHODS:
             return SCALAR if name not in ("backward",) else NONE_VALUE
+        if name == "pin_memory":  # page-locked: a non_blocking copy is asynchronous (DEV301)
+            return receiver.with_facts("pinned")
         if name in tk.NEW_METHODS:
             return Value(Kind.TENSOR, receiver.place, receiver.origin)
         if name == "type_as" and args:
@@ -1569,8 +1943,31 @@ class Interpreter:
         if name in ("forward", "generate", "predict", "encode", "decode", "__call__"):
             return self.call_module(receiver, node, args, kwargs, frame, forward_only=name != "forward")
         if name in ("parameters", "named_parameters", "buffers", "state_dict", "children", "modules"):
-            return Value(Kind.UNKNOWN, receiver.place, facts=frozenset({"params"}), obj=receiver.obj)
+            facts = {"params", "param_iter"} if name in ("parameters", "buffers") else {"params"}
+            return Value(Kind.UNKNOWN, receiver.place, facts=frozenset(facts), obj=receiver.obj)
         return UNKNOWN
+
+    def _call_super(self, name: str, node: cst.Call, args: list[Value], kwargs: dict[str, Value],
+                    frame: Frame) -> Value | None:
+        """`super().__init__(n)` / `super().forward(x)`: run the method of a base class of the program
+        (in this file or another project file) on `self`; None when the base is not the program's."""
+        fn = frame.fn
+        if not frame.self_name or not isinstance(fn, cst.FunctionDef):
+            return None
+        owner = next((info for info in list(self.classes.values())
+                      if info.methods.get(fn.name.value) is fn), None)
+        if owner is None:
+            return None
+        for base in owner.bases:
+            if base.kind is not Kind.CLASS or base.node is None or id(base.node) not in self.classes:
+                continue
+            found = self._find_method(self.classes[id(base.node)], name)
+            if found is None:
+                continue
+            self_value = frame.env.get(frame.self_name, UNKNOWN)
+            return self.call_function(found[1], [self_value] + args, kwargs, node, frame,
+                                      class_info=found[0], is_method=True)
+        return None
 
     def _find_method(self, info: ClassInfo | None, name: str) -> tuple[ClassInfo, cst.FunctionDef] | None:
         seen = 0
@@ -1593,13 +1990,28 @@ class Interpreter:
         info = self.classes.get(id(receiver.node)) if receiver.node is not None else None
         own = self._find_method(info, method) if info is not None else None
         if own is not None and not info.is_module:  # a class with its own .to(): run it
-            return self.call_function(own[1], [receiver] + args, kwargs, node, frame,
-                                      class_info=own[0], is_method=True)
+            result = self.call_function(own[1], [receiver] + args, kwargs, node, frame,
+                                        class_info=own[0], is_method=True)
+            if _DYNAMIC_BODY.search(code_of(own[1])):
+                # fields moved by name at run time (setattr, __dict__, dataclasses.fields): the
+                # analysis cannot tell which, so none of them is known to stay on the host
+                result = self._host_fields_unknown(result)
+                if receiver.obj:
+                    self.rebind(frame, receiver.obj, self._host_fields_unknown(receiver))
+            return result
         if method == "cpu":
             target = HOST
         elif method == "cuda":
-            index = code_of(node.args[0].value) if node.args else ""
-            target = device_at(f"cuda:{index}" if index else "cuda", node)
+            index_arg = next((a.value for a in node.args if a.keyword is None
+                              or a.keyword.value == "device"), None)
+            index = code_of(index_arg) if index_arg is not None else ""
+            index_value = (args[0] if args else kwargs.get("device")) if index_arg is not None else None
+            if index_value is not None and index_value.kind is Kind.NONE:
+                index = ""
+            ident = devices.indexed("cuda", self._int_of(index_value), index) if index else "cuda"
+            if index_value is not None and index_value.kind is Kind.DEVICE and index_value.place.on_device:
+                ident = index_value.place.ident  # .cuda(torch.device("cuda:1"))
+            target = device_at(f"cuda:{index}" if index else "cuda", node, ident)
             self.device_in_play = True
             self.emit(Made(node, self.ctx(frame), "cuda", "Tensor.cuda", receiver))
         else:
@@ -1625,6 +2037,15 @@ class Interpreter:
         if target.on_device:
             self.device_in_play = True
         return self.move_value(node, receiver, target, method, frame, statement, non_blocking)
+
+    @staticmethod
+    def _host_fields_unknown(value: Value) -> Value:
+        if value.kind not in (Kind.OBJECT, Kind.BATCH, Kind.DICT, Kind.TUPLE, Kind.LIST):
+            return value
+        return replace(value, fields=tuple((k, v.at(UNKNOWN_PLACE) if v.place.on_host or v.place.where is Where.COND
+                                            else v) for k, v in value.fields),
+                       elem=value.elem.at(UNKNOWN_PLACE) if value.elem is not None and value.elem.place.known
+                       else value.elem)
 
     def move_value(self, node: cst.Call, receiver: Value, target: Placement, method: str, frame: Frame,
                    statement: bool, non_blocking: bool = False) -> Value:
@@ -1713,8 +2134,9 @@ class Interpreter:
             reported = self.meet(node, inputs, operation, frame)  # a loss or activation: inputs meet
         elif module.place.where is not Where.NONE and not module.has("managed"):
             weights = Value(Kind.MODULE, module.place, module.origin, facts=module.facts)
-            if module.has("scatters"):
-                # DataParallel scatters host inputs itself; its own weights still must be placed
+            if module.has("scatters") or module.has("dispatched"):
+                # DataParallel scatters host inputs itself, accelerate's hooks move them to each
+                # block's device; the wrapper's own weights still must be placed
                 reported = self.meet(node, [weights] + [v for v in inputs if v.place.on_device], operation, frame)
             else:
                 reported = self.meet(node, [weights] + inputs, operation, frame)
@@ -1741,6 +2163,8 @@ class Interpreter:
             return self.tensor_result(inputs) if inputs else Value(Kind.TENSOR, UNKNOWN_PLACE)
         if module.has("managed"):
             return Value(Kind.TENSOR, module.place, facts=frozenset({"managed"}))
+        if module.has("dispatched"):
+            return Value(Kind.TENSOR, UNKNOWN_PLACE)  # the hooks return outputs where the inputs were
         if module.place.where is Where.UNKNOWN:
             return Value(Kind.TENSOR, UNKNOWN_PLACE)
         if module.place.on_host:
@@ -1769,11 +2193,50 @@ class Interpreter:
                                              is_method=True, role="init", want_self=True)
             if result_self.obj == obj:
                 value = result_self
+        elif init is None and not info.is_module:
+            value = self._record_fields(info, value, args, kwargs, frame)
         if info.is_module:
             value = replace(value, place=self._module_place(value, info))
         if info.framework_managed:
             value = value.with_facts("framework")
         return value
+
+    def _record_fields(self, info: ClassInfo, value: Value, args: list[Value], kwargs: dict[str, Value],
+                       frame: Frame) -> Value:
+        """A dataclass / attrs class / NamedTuple: its generated __init__ binds the annotated fields
+        in order (a NamedTuple's fields are also its positions)."""
+        named_tuple = any(b.kind is Kind.REF and b.qual.rsplit(".", 1)[-1] == "NamedTuple" for b in info.bases)
+        decorated = any(_RECORD_DECORATORS.search(dotted(d.decorator.func if isinstance(d.decorator, cst.Call)
+                                                         else d.decorator) or "")
+                        for d in info.node.decorators)
+        if not (named_tuple or decorated):
+            return value
+        names = []
+        for stmt in _block(info.node.body):
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) \
+                            and "ClassVar" not in code_of(small.annotation):
+                        names.append(small.target.value)
+        spread = kwargs.get("**") or kwargs.get("*")
+        spread_elem = self.element_of(spread) if spread is not None and spread.kind is not Kind.DICT \
+            else (spread.elem if spread is not None else None)
+        fields = list(value.fields)
+        for index, name in enumerate(names):
+            if index < len(args):
+                field = args[index]
+            elif name in kwargs:
+                field = kwargs[name]
+            elif spread is not None:
+                field = (spread.get_field(name) if spread.kind is Kind.DICT else None) or spread_elem or UNKNOWN
+            elif name in info.class_attrs:
+                field = self._class_attribute(info, name, frame) or UNKNOWN
+            else:
+                field = UNKNOWN
+            fields.append((name, field))
+            if named_tuple:
+                fields.append((index, field))
+        return replace(value, fields=tuple(fields))
 
     @staticmethod
     def _module_place(module: Value, info: ClassInfo) -> Placement:
@@ -1790,7 +2253,7 @@ class Interpreter:
                       frame: Frame, *, class_info: ClassInfo | None = None, is_method: bool = False,
                       role: str = "", want_self: bool = False) -> Value:
         self.analysed.add(id(fn))
-        if frame.depth >= MAX_CALL_DEPTH or id(fn) in self._active:
+        if frame.depth >= MAX_CALL_DEPTH or id(fn) in self._active or self.steps_left <= 0:
             return UNKNOWN
         params = fn.params
         if isinstance(fn, cst.FunctionDef) and any(isinstance(d.decorator, (cst.Name, cst.Attribute))
@@ -1800,17 +2263,23 @@ class Interpreter:
         if isinstance(fn, cst.FunctionDef) and any((dotted(d.decorator) or "") == "staticmethod" for d in fn.decorators):
             if is_method and args:
                 args = args[1:]
-        memo_key = (id(fn), tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])), role, want_self)
+        memo_key = (id(fn), tuple(_shape(a) for a in args),
+                    tuple(sorted(((k, _shape(v)) for k, v in kwargs.items()), key=lambda kv: kv[0])),
+                    role, want_self)
         try:
             cached = self._memo.get(memo_key)
         except TypeError:
             cached = None
             memo_key = None
+        if cached is not None and self._worker_moves:
+            cached = None  # a call made for a DataLoader: its device work must be seen for this loader
         if cached is not None:
-            result, updates = cached
+            result, updates, arg_objs, first_new = cached
+            mapping = {old: a.obj for old, a in zip(arg_objs, args) if old and a.obj}
             for obj, new in updates.items():
-                self.rebind(frame, obj, new)
-            return self._fresh_objects(result, {a.obj for a in args if a.obj})
+                self.rebind(frame, mapping.get(obj, obj), self._fresh_objects(new, mapping, first_new))
+            return self._fresh_objects(result, mapping, first_new)
+        first_new = new_obj_id()
         env: dict[str, Value] = {}
         positional = list(params.posonly_params) + list(params.params)
         remaining = list(args)
@@ -1874,7 +2343,7 @@ class Interpreter:
                     self.exec_block(_block(fn.body), inner)
                     result = NONE_VALUE
                     for r in inner.returns:
-                        result = r if result is NONE_VALUE else join(result, r)
+                        result = r if result is NONE_VALUE else self._join_returns(result, r, fn, inner)
         finally:
             self._active.pop()
             self._stmt = saved_stmt
@@ -1893,17 +2362,33 @@ class Interpreter:
             self_value = inner.env.get(inner.self_name) if inner.self_name else None
             result = self_value if self_value is not None else UNKNOWN
         if memo_key is not None:
-            self._memo[memo_key] = (result, updates)
+            self._memo[memo_key] = (result, updates, tuple(a.obj for a in args), first_new)
         return result
 
+    def _join_returns(self, a: Value, b: Value, fn: cst.CSTNode, frame: Frame) -> Value:
+        """Join two returned values; a helper returning a GPU or the CPU (`try_gpu()`) returns a
+        device with a CPU fallback, not an unknown one."""
+        if self._is_deviceish(a) and self._is_deviceish(b):
+            gpu = next((v.place for v in (a, b) if v.place.where in (Where.DEVICE, Where.COND)), None)
+            cpu = any(v.place.on_host or v.has("cpu_fallback") for v in (a, b))
+            if gpu is not None and cpu:
+                place = Placement(Where.DEVICE, gpu.device, gpu.node, ident=devices.with_fallback(gpu.ident))
+                value = Value(Kind.DEVICE, place, facts=frozenset({"cpu_fallback"}))
+                self.emit(Made(fn, self.ctx(frame), "cpu_fallback", "", value, text=code_of(fn)[:80]))
+                return value
+        return join(a, b)
+
     @staticmethod
-    def _fresh_objects(value: Value, keep: set[int]) -> Value:
-        """A memoised call still builds new objects each time: give them new identities."""
-        mapping: dict[int, int] = {}
+    def _fresh_objects(value: Value, renamed: dict[int, int], first_new: int) -> Value:
+        """A memoised call speaks of the first call's arguments and builds new objects each
+        time: map its arguments to this call's, and give the objects it made new identities."""
+        mapping: dict[int, int] = dict(renamed)
 
         def renew(v: Value, depth: int = 0) -> Value:
             obj = v.obj
-            if obj and obj not in keep:
+            if obj in mapping:
+                obj = mapping[obj]
+            elif obj >= first_new:
                 obj = mapping.setdefault(obj, new_obj_id())
             if depth > 3:
                 return replace(v, obj=obj) if obj != v.obj else v
@@ -1915,29 +2400,45 @@ class Interpreter:
 
         return renew(value)
 
-    @staticmethod
-    def _is_generator(fn: cst.FunctionDef) -> bool:
-        finder = _YieldFinder()
-        fn.body.visit(finder)
-        return finder.found
+    def _is_generator(self, fn: cst.FunctionDef) -> bool:
+        cached = self._generators.get(id(fn))
+        if cached is None:
+            cached = "yield" in _function_source(fn)
+            self._generators[id(fn)] = cached
+        return cached
 
 
-class _YieldFinder(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found = False
+_PLACING = re.compile(r"\.cuda\(|\.to\(|device_map|[\"']cuda|torch\.device\(|set_device|"
+                      r"DataLoader|accelerator|\.numpy\(|torch\.load|map_location|CUDA_VISIBLE")
 
-    def visit_Yield(self, node: cst.Yield) -> bool:
-        self.found = True
-        return False
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
+def _count_lines(module: cst.Module) -> int:
+    """A cheap size measure (statements are what the budget counts; lines track them)."""
+    last = module.body[-1] if module.body else None
+    if last is None:
+        return 0
+    return sum(1 + len(getattr(getattr(stmt, "body", None), "body", ()) or ()) for stmt in module.body)
 
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
+def _shape(value: Value, depth: int = 0) -> Value:
+    """A value without object identities, as a memo key: two instances of one class that hold
+    the same abstract state behave the same in a call."""
+    if depth > 2 or not (value.obj or value.fields or value.elem is not None):
+        return value
+    return replace(value, obj=0,
+                   fields=tuple((k, _shape(f, depth + 1)) for k, f in value.fields),
+                   elem=_shape(value.elem, depth + 1) if value.elem is not None else None)
+
+
+def _function_source(fn: cst.FunctionDef) -> str:
+    """The function's own statements as text, without nested functions and classes (cheap
+    enough for a yes/no question about `yield`, unlike a CSTVisitor, which rebuilds nodes)."""
+    parts = []
+    for stmt in _block(fn.body):
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        parts.append(_EMPTY_MODULE.code_for_node(stmt))
+    return "".join(parts)
 
 
 _STATEMENTS: dict[type, Callable] = {

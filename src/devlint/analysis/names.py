@@ -6,6 +6,8 @@ an import table read in one pass over the module's import statements is all the 
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import libcst as cst
 
 # canonical spellings of modules that are commonly reached under other names
@@ -91,24 +93,38 @@ class ImportTable:
         return canonical(f"{base}.{rest}" if rest else base)
 
 
-class _ImportCollector(cst.CSTVisitor):
-    def __init__(self, table: ImportTable) -> None:
-        self.table = table
+def _statements(body) -> "Iterator[cst.CSTNode]":
+    """Every statement in a block, descending into compound statements but never expressions.
 
-    def visit_Import(self, node: cst.Import) -> bool:
-        self.table.add_import(node)
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        self.table.add_import_from(node)
-        return False
-
-    # imports live in statements; expressions never hold them
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
-        return any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in node.body)
+    A CSTVisitor would rebuild every node of the tree; imports live only in statements."""
+    stack = list(reversed(list(body)))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, cst.SimpleStatementLine):
+            continue
+        children = []
+        for attr in ("body", "orelse", "handlers", "finalbody", "cases"):
+            part = getattr(node, attr, None)
+            if part is None:
+                continue
+            if isinstance(part, (list, tuple)):
+                children.extend(part)
+            elif isinstance(part, cst.BaseSuite):
+                inner = part.body
+                children.extend(inner if isinstance(inner, (list, tuple)) else [])
+            else:
+                children.append(part)
+        stack.extend(reversed(children))
 
 
 def collect_imports(module: cst.Module, package: str = "") -> ImportTable:
     table = ImportTable(package)
-    module.visit(_ImportCollector(table))
+    for stmt in _statements(module.body):
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Import):
+                    table.add_import(small)
+                elif isinstance(small, cst.ImportFrom):
+                    table.add_import_from(small)
     return table
