@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from dataclasses import replace
 import sys
 import textwrap
 from typing import Any, Sequence
@@ -203,6 +204,9 @@ def cli(ctx: click.Context) -> int:
     type=click.Path(exists=True, dir_okay=False, path_type=str),
     help="Read settings from this file instead of the nearest pyproject.toml / devlint.toml.",
 )
+@click.option("--fix", is_flag=True, help="Apply the safe automatic fixes in place.")
+@click.option("--diff", is_flag=True, help="Print the automatic fixes as a unified diff and change nothing.")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply (or show) fixes that change what the program does.")
 @click.option("--stdin-filename", metavar="NAME", help="Read the source from standard input and report it as NAME.")
 @click.option(
     "-j",
@@ -223,6 +227,9 @@ def check_command(
     fail_on: str | None,
     exit_zero: bool,
     config_file: str | None,
+    fix: bool,
+    diff: bool,
+    unsafe_fixes: bool,
     stdin_filename: str | None,
     jobs: int | None,
     no_cache: bool,
@@ -273,6 +280,21 @@ def check_command(
         else:
             unit = decode_source(data, stdin_filename, abs_name)
         result = check_source(unit, settings)
+        if (fix or diff) and unit.ok and not unit.is_notebook:
+            from devlint.fixrun import fix_unit
+
+            own = [f for f in result.findings if f.path == unit.display]
+            fixed = fix_unit(unit, own, settings, unsafe=unsafe_fixes)
+            if fixed.refused:
+                click.echo(f"{unit.display}: {fixed.refused}", err=True)
+            if diff:
+                from devlint.fixer import unified_diff
+
+                sys.stdout.write(unified_diff(fixed))
+                return EXIT_FINDINGS if fixed.changed else EXIT_OK
+            sys.stdout.write(fixed.fixed)  # an editor reads the fixed source back
+            remaining = check_source(replace(unit, text=fixed.fixed), settings)
+            return _exit_code(remaining.findings, threshold, exit_zero)
     else:
         try:
             files = discover(targets, exclude=config.exclude, exclude_root=config.root)
@@ -280,18 +302,43 @@ def check_command(
             raise UsageProblem(f"path not found: {exc}") from None
 
         result = run_check(files, settings, progress=_print_progress if verbose else None)
+        if fix or diff:
+            from devlint.fixer import unified_diff
+            from devlint.fixrun import fix_files
+
+            fixes = fix_files(result, settings, unsafe=unsafe_fixes, write=fix and not diff)
+            for refused in fixes.refused:
+                click.echo(f"{refused.path}: {refused.refused}", err=True)
+            if diff:
+                for changed in fixes.changed:
+                    sys.stdout.write(unified_diff(changed))
+                if not quiet:
+                    count = sum(len(c.applied) for c in fixes.changed)
+                    click.echo(f"{count} fix{'es' if count != 1 else ''} available in "
+                               f"{len(fixes.changed)} file{'s' if len(fixes.changed) != 1 else ''}.", err=True)
+                return EXIT_FINDINGS if fixes.changed else EXIT_OK
+            if not quiet and fixes.changed:
+                count = sum(len(c.applied) for c in fixes.changed)
+                click.echo(f"Fixed {count} finding{'s' if count != 1 else ''} in "
+                           f"{len(fixes.changed)} file{'s' if len(fixes.changed) != 1 else ''}.", err=True)
+            if fixes.changed:
+                result = run_check(files, settings)
 
     render(format_name, result, sys.stdout)
     sys.stdout.flush()
     if not quiet:
         click.echo(summary_line(result), err=True)
 
+    return _exit_code(result.findings, threshold, exit_zero)
+
+
+def _exit_code(findings: list, threshold: str, exit_zero: bool) -> int:
     if exit_zero or threshold == "never":
         return EXIT_OK
     from devlint.findings import Severity
 
     limit = Severity(threshold)
-    return EXIT_FINDINGS if any(f.severity.at_least(limit) for f in result.findings) else EXIT_OK
+    return EXIT_FINDINGS if any(f.severity.at_least(limit) for f in findings) else EXIT_OK
 
 
 def _print_progress(index: int, total: int, display: str, count: int) -> None:
