@@ -55,6 +55,16 @@ class Meet(Event):
 
 
 @dataclass(frozen=True)
+class DeviceMeet(Event):
+    """Two values on devices named by different device identities meet (DEV111 decides
+    whether the two identities can disagree; `Placement.ident`, analysis/devices.py)."""
+
+    first: Value
+    second: Value
+    operation: str
+
+
+@dataclass(frozen=True)
 class Move(Event):
     """`.to(...)`, `.cuda()` or `.cpu()` on some value."""
 
@@ -81,6 +91,9 @@ class Made(Event):
     """A value of interest was constructed: optimizer, DataParallel, loader, factory, load."""
 
     what: str  # optimizer | dataparallel | loader | factory | load | env | cuda | empty_cache
+    # portability (DEV2xx): cpu_fallback (a device chosen between a GPU and the CPU), cuda_flag
+    # (an `if` on a user's GPU switch), process_group (torch.distributed init), entry (the
+    # analysis starts a function no call reached: program order restarts there)
     qual: str
     value: Value
     args: tuple[tuple[str | None, Value], ...] = ()

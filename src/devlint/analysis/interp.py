@@ -116,6 +116,12 @@ def code_of(node: cst.CSTNode) -> str:
     return text
 
 
+def _grown_list(empty: Value, grown: Value) -> bool:
+    """`empty` is an empty list literal and `grown` the same list after appends on another path."""
+    return (empty.kind is Kind.LIST and empty.has("empty") and empty.elem is None and not empty.fields
+            and grown.kind is Kind.LIST and grown.elem is not None and not grown.fields)
+
+
 def _terminates(body: Iterable[cst.CSTNode]) -> bool:
     """True when a block always leaves (return / raise / continue / break as last statement)."""
     stmts = list(body)
@@ -241,8 +247,12 @@ class Interpreter:
         self.analysed: set[int] = set()  # ids of FunctionDefs analysed in some context
         self.moved_classes: set[int] = set()  # ids of ClassDefs with an instance moved to a device
         self.device_in_play = False
+        self.default_device = False  # after torch.set_default_device(<a device>) in program order
         self.move_helpers = move_helpers
         self.device_helpers = device_helpers
+        # normalised `if` tests computed from torch.cuda.is_available() (`use_cuda`): a device
+        # chosen by one of them falls back to the CPU exactly when no GPU is there
+        self.availability_conds: set[str] = set()
         self._memo: dict[tuple, tuple[Value, dict[int, Value]]] = {}
         self._active: list[int] = []
         self._stmt: cst.CSTNode | None = None
@@ -254,6 +264,7 @@ class Interpreter:
         self.steps_left = min(MAX_STEPS, 3_000 + 4 * len(module.body) + 2 * _count_lines(module))
         self._generators: dict[int, bool] = {}
         self._reexports: list[str] = []  # names being followed through re-exports (cycle guard)
+        self._stars: dict[int, list[str]] = {}  # id(module) -> modules it imports with `*`
         # the checked file itself, when another project file imports it back (`from train import x`)
         self._own_file = os.path.realpath(path) if path and not path.startswith("<") else ""
 
@@ -343,6 +354,9 @@ class Interpreter:
         if unit.interpreter is not None or unit.loading:
             if unit.interpreter is not None:
                 self.classes.update(unit.interpreter.classes)
+                # read by an earlier check: the files it reached in turn hold nodes findings point to
+                for reached in list(unit.interpreter.units.values()):
+                    self.units.setdefault(reached.display, reached)
             return
         unit.loading = True
         try:
@@ -352,7 +366,8 @@ class Interpreter:
             sub.units = self.units
             frame = Frame(sub.module_env, Context(path=unit.display), 0, True)
             sub._stmt = None
-            sub.exec_block(unit.module.body, frame)
+            # imported, not run: its `if __name__ == "__main__":` block does not execute
+            sub.exec_block([stmt for stmt in unit.module.body if not _is_main_guard(stmt)], frame)
             unit.env = frame.env
             unit.interpreter = sub
             for node in unit.module.body:
@@ -439,6 +454,9 @@ class Interpreter:
         result = self.binary(node, left, right, code_of(node.operator).strip("= ") or "op", frame)
         self.assign(node.target, result, frame, node)
 
+    def _exec_assert(self, node: cst.Assert, frame: Frame) -> None:
+        self.eval(node.test, frame)  # `assert torch.cuda.is_available()` is a CUDA check
+
     def _exec_return(self, node: cst.Return, frame: Frame) -> None:
         frame.returns.append(self.eval(node.value, frame) if node.value is not None else NONE_VALUE)
 
@@ -492,12 +510,14 @@ class Interpreter:
     def _exec_if(self, node: cst.If, frame: Frame) -> None:
         test_text = code_of(node.test)
         self._stmt = node
-        self.eval(node.test, frame)
+        if self.eval(node.test, frame).has("cuda_available"):
+            self.availability_conds.add(devices.norm(test_text))
         if re.fullmatch(r"__name__\s*==\s*['\"]__main__['\"]", test_text):
             self.exec_block(_block(node.body), frame)
             return
         guards = "cuda.is_available" in test_text or "device_count" in test_text
-        if not guards and _GPU_SWITCH.search(test_text):  # `if args.cuda:`: the user picks the GPU
+        if not guards and _GPU_SWITCH.search(test_text) and "torch." not in test_text:
+            # `if args.cuda:`: the user picks the GPU, and the other path runs on the CPU
             self.emit(Made(node, self.ctx(frame), "cuda_flag", "", UNKNOWN, text=test_text))
         body_frame = self._fork(frame, guarded=guards and "not " not in test_text)
         self.exec_block(_block(node.body), body_frame)
@@ -544,6 +564,10 @@ class Interpreter:
                 out[key] = va
             elif va is None or vb is None:
                 out[key] = va if vb is None else vb
+            elif _grown_list(va, vb):  # `preds = []` before a loop that appends to it
+                out[key] = vb
+            elif _grown_list(vb, va):
+                out[key] = va
             else:
                 out[key] = join(va, vb, cond)
         return out
@@ -711,7 +735,10 @@ class Interpreter:
         """Modules kept in a plain list / dict / tuple attribute are not registered."""
         def mark(v: Value) -> Value:
             if v.kind is Kind.MODULE and v.place.on_host:
-                return replace(v, origin=Origin(ORIGIN_OUTSIDE_TREE, stmt,
+                # keep the construction node: it identifies the module if it is also registered
+                # elsewhere (`nn.Sequential(*self.layers)`), see move_module
+                made = v.origin.node if v.origin is not None and v.origin.node is not None else stmt
+                return replace(v, origin=Origin(ORIGIN_OUTSIDE_TREE, made,
                                                 f"a module in the plain container `self.{attr}`", f"self.{attr}"))
             if v.kind is Kind.TENSOR and v.place.on_host and not v.is_zero_dim and v.origin is not None \
                     and v.origin.category in (ORIGIN_FACTORY, ORIGIN_DATA):
@@ -772,7 +799,34 @@ class Interpreter:
             return NONE_VALUE
         if name in _BUILTINS:
             return Value(Kind.REF, NO_TENSORS, qual=f"builtins.{name}")
+        if self.project is not None and not name.startswith("_"):
+            for star in self._star_modules():  # `from utils import *`
+                unit = self.project.unit(star)
+                if unit is None or str(unit.path) == self._own_file:
+                    continue
+                self._load_unit(unit)
+                if name in unit.env or (unit.interpreter is not None and unit.interpreter.imports.resolve(name)):
+                    return self.project_value(f"{star}.{name}") or UNKNOWN
         return UNKNOWN
+
+    def _star_modules(self) -> list[str]:
+        """Project modules the current file imports with `*` (dotted names, relative ones resolved)."""
+        key = id(self.module)
+        cached = self._stars.get(key)
+        if cached is None:
+            cached = []
+            for stmt in self.module.body:
+                for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+                    if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar):
+                        module = dotted(small.module) if small.module is not None else ""
+                        if small.relative:
+                            base = self.imports.package.split(".") if self.imports.package else []
+                            base = base[: max(len(base) - (len(small.relative) - 1), 0)]
+                            module = ".".join([p for p in base if p] + ([module] if module else []))
+                        if module:
+                            cached.append(module)
+            self._stars[key] = cached
+        return cached
 
     def _eval_attribute(self, node: cst.Attribute, frame: Frame) -> Value:
         owner = self.eval(node.value, frame)
@@ -789,7 +843,8 @@ class Interpreter:
             if owner.kind is Kind.MODULE and field.has("registered") and owner.place.known \
                     and field.place.where is Where.UNKNOWN:
                 return field.at(owner.place)
-            if owner.kind is Kind.OBJECT and field.origin is not None and field.origin.category == ORIGIN_BATCH:
+            if owner.kind is Kind.OBJECT and field.origin is not None and field.origin.category == ORIGIN_BATCH \
+                    and not code_of(node).startswith(f"{frame.self_name or 'self'}."):
                 return field.named(code_of(node))  # `batch.labels`, for messages
             return field
         if attr == "device" and owner.kind in (Kind.TENSOR, Kind.MODULE, Kind.ACCELERATOR, Kind.ENCODING, Kind.BATCH):
@@ -906,6 +961,11 @@ class Interpreter:
             return Value(Kind.TENSOR, value.place, origin, facts=value.facts & {"managed"})
         if value.kind in (Kind.LIST, Kind.TUPLE, Kind.DICT) and value.elem is not None:
             return value.elem
+        if value.kind in (Kind.LIST, Kind.TUPLE, Kind.DICT) and key is None and value.fields:
+            joined = None  # `d.values()`, `d[name]`, `lst[i]`: one of the known items
+            for _, f in value.fields:
+                joined = join(joined, f)
+            return joined if joined is not None else UNKNOWN
         if value.kind is Kind.NDARRAY:
             return Value(Kind.NDARRAY, HOST)
         if value.kind is Kind.MODULE and value.qual in tk.REGISTERING_CONTAINERS and value.fields:
@@ -959,6 +1019,8 @@ class Interpreter:
             if isinstance(el, cst.StarredElement):
                 return Value(kind, NO_TENSORS)
             fields.append((index, value))
+        if not fields and kind is Kind.LIST:
+            return Value(kind, NO_TENSORS, facts=frozenset({"empty"}))
         return Value(kind, self._container_place(v for _, v in fields), fields=tuple(fields))
 
     @staticmethod
@@ -1070,6 +1132,8 @@ class Interpreter:
 
     def _eval_ifexp(self, node: cst.IfExp, frame: Frame) -> Value:
         test_value = self.eval(node.test, frame)
+        if test_value.has("cuda_available"):
+            self.availability_conds.add(devices.norm(code_of(node.test)))
         body = self.eval(node.body, frame)
         orelse = self.eval(node.orelse, frame)
         if self._is_deviceish(body) or self._is_deviceish(orelse):
@@ -1077,6 +1141,12 @@ class Interpreter:
             device = next((p for p in places if p.on_device), None)
             if device is not None:
                 fallback = any(p.on_host for p in places) or orelse.kind is Kind.NONE
+                if fallback or body.has("cpu_fallback") or orelse.has("cpu_fallback"):
+                    # "cuda" if ... else "mps" if ... else "cpu": a GPU of some kind, or the CPU
+                    inner = {devices.split(p.ident)[0] for p in places if p.on_device}
+                    if len(inner) > 1:
+                        device = replace(device, ident="")
+                    fallback = True
                 if fallback:
                     test = "torch.cuda.is_available()" if test_value.has("cuda_available") else code_of(node.test)
                     if not (self._is_deviceish(body) and body.place.on_device):
@@ -1192,8 +1262,9 @@ class Interpreter:
                 self.emit(Meet(node, self.ctx(frame), value, cond_device, operation, likely=True))
                 found = True
             elif value.place.where is Where.COND and device is not None and value is not device:
-                if devices.falls_back_when_no_gpu(devices.effective(value.place)) \
-                        and devices.effective(value.place) == devices.effective(device.place):
+                if devices.falls_back_when_no_gpu(devices.effective(value.place, self.availability_conds)) \
+                        and devices.effective(value.place, self.availability_conds) \
+                        == devices.effective(device.place, self.availability_conds):
                     continue  # both on the GPU when one is available, both on the CPU otherwise
                 self.emit(Meet(node, self.ctx(frame), value, device, operation, likely=True))
                 found = True
@@ -1206,10 +1277,12 @@ class Interpreter:
         # that is a host-device meet (Meet, likely), not a choice between two devices
         placed = [v for v in operands if v.place.ident and not v.is_zero_dim and not v.has("managed")
                   and not v.has("scatters") and (v.place.on_device or v.place.where is Where.COND
-                                                 and devices.falls_back_when_no_gpu(devices.effective(v.place)))]
+                                                 and devices.falls_back_when_no_gpu(
+                                                     devices.effective(v.place, self.availability_conds)))]
         for index, first in enumerate(placed):
             second = next((v for v in placed[index + 1:]
-                           if devices.effective(v.place) != devices.effective(first.place)), None)
+                           if devices.effective(v.place, self.availability_conds)
+                           != devices.effective(first.place, self.availability_conds)), None)
             if second is not None:
                 self.emit(DeviceMeet(node, self.ctx(frame), first, second, operation))
                 return
@@ -1243,6 +1316,12 @@ class Interpreter:
                 if own is not None and own.kind is not Kind.REF:
                     return self.call_value(own, node, args, kwargs, frame)
                 return self.call_ref(qual, node, args, kwargs, frame)
+            if receiver.kind is Kind.CLASS and receiver.node is not None and id(receiver.node) in self.classes:
+                found = self._find_method(self.classes[id(receiver.node)], name)
+                if found is not None:  # `GPT.from_pretrained(...)`, `Config.load(path)`, `Base.forward(self, x)`
+                    classmethod = any((dotted(d.decorator) or "") == "classmethod" for d in found[1].decorators)
+                    return self.call_function(found[1], [receiver] + args if classmethod else args, kwargs, node,
+                                              frame, class_info=found[0], is_method=classmethod)
             return self.call_method(receiver, name, node, args, kwargs, frame, statement)
         callee = self.eval(func, frame)
         return self.call_value(callee, node, args, kwargs, frame)
@@ -1305,7 +1384,10 @@ class Interpreter:
             target = self._device_arg(node, args, kwargs, positional=0)
             if target is not None and target.on_device:
                 self.device_in_play = True
+                self.default_device = True
                 self.emit(Made(node, self.ctx(frame), "default_device", qual, UNKNOWN))
+            elif target is not None and target.on_host:
+                self.default_device = False
             return NONE_VALUE
         if qual in tk.LIKE_FACTORIES:
             source = args[0] if args else UNKNOWN
@@ -1326,6 +1408,7 @@ class Interpreter:
             return Value(Kind.ACCELERATOR, device_at("accelerator.device", node, "=accelerator.device"),
                          obj=new_obj_id())
         if matches(qual, lib.MANAGING_TRAINERS):
+            self._hand_to_framework(list(args) + list(kwargs.values()), frame)
             return Value(Kind.OBJECT, NO_TENSORS, facts=frozenset({"managed"}))
         if matches(qual, tk.LOADERS):
             return self._loader(node, args, kwargs, frame)
@@ -1345,7 +1428,7 @@ class Interpreter:
             return Value(Kind.MODULE, place or UNKNOWN_PLACE, obj=new_obj_id())
         if matches(qual, tk.PASS_THROUGH_ITERABLES) or qual.endswith(".tqdm"):
             return args[0] if args else UNKNOWN
-        if matches(qual, tk.SCATTERING_WRAPPERS):
+        if matches(qual, tk.SCATTERING_WRAPPERS) or (qual in tk.DDP_WRAPPERS and ("device_ids" in kwargs or len(args) > 1)):
             inner = args[0] if args else kwargs.get("module", UNKNOWN)
             value = replace(inner, facts=inner.facts | {"scatters"}, obj=new_obj_id(),
                             fields=(("module", inner),), qual=qual)
@@ -1515,8 +1598,10 @@ class Interpreter:
                 args[0].kind is Kind.SCALAR)
         if place is not None and place.known:
             value = Value(Kind.TENSOR, place, Origin(ORIGIN_FACTORY, node, f"`{code_of(node)}`"))
-        elif frame.ctx.default_device:
-            value = Value(Kind.TENSOR, device_at("the default device", node))
+        elif frame.ctx.default_device or self.default_device:
+            # factories follow the default device; from_numpy & the legacy constructors: not known
+            value = Value(Kind.TENSOR, device_at("the default device", node) if qual not in tk.HOST_ONLY_FACTORIES
+                          else UNKNOWN_PLACE)
         elif place is None and name in ("tensor", "as_tensor") and args and args[0].kind is Kind.TENSOR:
             value = Value(Kind.TENSOR, args[0].place, args[0].origin)
         elif place is None:
@@ -1561,7 +1646,8 @@ class Interpreter:
             return Value(Kind.MODULE, place, origin, obj=new_obj_id(), qual=qual, facts=frozenset({"loss_weight"}))
         if qual in tk.REGISTERING_CONTAINERS:
             children: list[tuple[object, Value]] = []
-            for value in list(args) + [v for k, v in kwargs.items() if not k.startswith("*")]:
+            starred = [kwargs["*"]] if "*" in kwargs else []  # nn.Sequential(*layers)
+            for value in list(args) + starred + [v for k, v in kwargs.items() if not k.startswith("*")]:
                 if value.kind in CONTAINERS or value.has("registering"):
                     children.extend(value.fields)
                     if value.elem is not None:
@@ -1581,13 +1667,17 @@ class Interpreter:
                     place = UNKNOWN_PLACE if place.where is Where.NONE else place
             fields = tuple((k, c.with_facts("registered")) for k, c in children)
             return Value(Kind.MODULE, place, origin, obj=new_obj_id(), qual=qual, fields=fields)
+        if frame.ctx.default_device or self.default_device:  # parameters made on the default device
+            return Value(Kind.MODULE, device_at("the default device", node), origin, obj=new_obj_id(), qual=qual)
         return Value(Kind.MODULE, HOST, origin, obj=new_obj_id(), qual=qual)
 
     def _model_constructor(self, qual: str, node: cst.Call, args: list[Value], kwargs: dict[str, Value],
                            frame: Frame) -> Value:
         origin = self._module_origin(node, frame, f"`{code_of(node.func)}(...)`")
-        if matches(qual, lib.MODEL_WRAPPERS) and args and args[0].kind is Kind.MODULE:
-            return replace(args[0], qual=qual)  # adapters are built where the base model's weights are
+        if matches(qual, lib.MODEL_WRAPPERS):  # adapters are built where the base model's weights are
+            if args and args[0].kind is Kind.MODULE:
+                return replace(args[0], qual=qual)
+            return Value(Kind.MODULE, UNKNOWN_PLACE, origin, obj=new_obj_id(), qual=qual)
         dispatched = self._dispatched_place(node, kwargs)
         if dispatched is not None:
             place, facts = dispatched
@@ -1595,6 +1685,8 @@ class Interpreter:
         if "device" in kwargs:
             place = self._device_arg(node, [], kwargs, positional=None)
             return Value(Kind.MODULE, place or UNKNOWN_PLACE, origin, obj=new_obj_id(), qual=qual)
+        if frame.ctx.default_device or self.default_device:
+            return Value(Kind.MODULE, UNKNOWN_PLACE, origin, obj=new_obj_id(), qual=qual)
         return Value(Kind.MODULE, HOST, origin, obj=new_obj_id(), qual=qual)
 
     def _dispatched_place(self, node: cst.Call, kwargs: dict[str, Value]) -> tuple[Placement, frozenset[str]] | None:
@@ -1650,7 +1742,7 @@ class Interpreter:
             if collate is not None and collate.kind is not Kind.NONE:
                 batch = self._collate_batch(collate, dataset, node, frame, origin)
             elif dataset.kind is Kind.DATASET:
-                batch = self._as_batch(self._dataset_batch(dataset, node, frame, origin), origin)
+                batch = self._as_batch(self._dataset_batch(dataset, node, frame, origin), origin, default_collate=True)
             elif dataset.has("placed_items"):  # a datasets object formatted with device=...
                 batch = Value(Kind.BATCH, UNKNOWN_PLACE, origin)
             else:
@@ -1670,6 +1762,16 @@ class Interpreter:
 
     def _collate_batch(self, collate: Value, dataset: Value, node: cst.Call, frame: Frame,
                        origin: Origin) -> Value:
+        if collate.kind is Kind.OBJECT and collate.node is not None:  # a collator class with __call__
+            info = self.classes.get(id(collate.node))
+            method = self._find_method(info, "__call__") if info is not None else None
+            if method is None:
+                return Value(Kind.BATCH, UNKNOWN_PLACE, origin)
+            item = self._dataset_item(dataset, node, frame, origin)
+            samples = Value(Kind.LIST, NO_TENSORS, elem=item)
+            result = self.call_function(method[1], [collate, samples], {}, node, frame, class_info=method[0],
+                                        is_method=True, role="collate")
+            return self._as_batch(result, origin)
         if collate.kind is not Kind.FUNCTION or collate.node is None:
             return Value(Kind.BATCH, UNKNOWN_PLACE, origin)
         item = self._dataset_item(dataset, node, frame, origin)
@@ -1680,10 +1782,13 @@ class Interpreter:
 
     def _dataset_item(self, dataset: Value, node: cst.CSTNode, frame: Frame, origin: Origin) -> Value:
         info = self.classes.get(id(dataset.node)) if dataset.node is not None else None
-        if info is not None and "__getitem__" in info.methods:
-            result = self.call_function(info.methods["__getitem__"], [dataset, SCALAR], {}, node, frame,
-                                        class_info=info, is_method=True, role="getitem")
+        getitem = self._find_method(info, "__getitem__") if info is not None else None
+        if getitem is not None:
+            result = self.call_function(getitem[1], [dataset, SCALAR], {}, node, frame,
+                                        class_info=getitem[0], is_method=True, role="getitem")
             return self._as_batch(result, origin)
+        if info is not None and self._find_method(info, "__iter__") is not None:
+            return Value(Kind.BATCH, UNKNOWN_PLACE, origin)  # an IterableDataset: its generator is not followed
         if dataset.elem is not None:
             return dataset.elem
         return Value(Kind.BATCH, HOST, origin)
@@ -1694,12 +1799,17 @@ class Interpreter:
         return item
 
     @staticmethod
-    def _as_batch(value: Value, origin: Origin) -> Value:
-        """Re-label a returned structure as a batch whose host fields came from the loader."""
+    def _as_batch(value: Value, origin: Origin, default_collate: bool = False) -> Value:
+        """Re-label a returned structure as a batch whose host fields came from the loader.
+
+        Only PyTorch's default collate turns numbers, lists and arrays into (host) tensors; what a
+        `__getitem__` or a custom `collate_fn` returns keeps its Python numbers as numbers."""
         def relabel(v: Value, key: object, depth: int = 0) -> Value:
-            if v.kind in (Kind.TUPLE, Kind.DICT) and v.fields and depth < 3:  # nested structure
+            if v.kind in (Kind.TUPLE, Kind.DICT, Kind.BATCH) and v.fields and depth < 3:  # nested structure
                 return Value(Kind.BATCH, v.place if v.place.known else HOST, origin,
                              fields=tuple((k, relabel(f, k, depth + 1)) for k, f in v.fields))
+            if v.kind in (Kind.SCALAR, Kind.NDARRAY, Kind.LIST) and not default_collate:
+                return v
             if v.kind in (Kind.TENSOR, Kind.SCALAR, Kind.NDARRAY, Kind.LIST) and not v.place.on_device:
                 if v.kind in (Kind.SCALAR, Kind.NDARRAY, Kind.LIST):
                     v = Value(Kind.TENSOR, HOST)
@@ -1785,6 +1895,11 @@ class Interpreter:
             attribute = receiver.get_field(name)
             if attribute is not None:  # `self.encoder(x)`: call what the attribute holds
                 return self.call_value(self.get_attribute(receiver, name, node, frame), node, args, kwargs, frame)
+        if receiver.kind is Kind.MODULE and receiver.node is not None:
+            info = self.classes.get(id(receiver.node))
+            if info is not None and name in info.class_attrs and name not in info.methods:
+                # `self.norm(x)` with `norm = nn.LayerNorm(...)` in the class body
+                return self.call_value(self.get_attribute(receiver, name, node, frame), node, args, kwargs, frame)
         kind = receiver.kind
         if kind is Kind.TENSOR or (kind is Kind.UNKNOWN and receiver.place.known):
             return self._tensor_method(receiver, name, node, args, kwargs, frame)
@@ -1828,6 +1943,9 @@ class Interpreter:
             if method is not None:
                 return self.call_function(method[1], [receiver] + args, kwargs, node, frame,
                                           class_info=method[0], is_method=True)
+        if kind is Kind.OBJECT and receiver.has("managed"):  # trainer.fit(model) / trainer.train()
+            self._hand_to_framework(list(args) + list(kwargs.values()), frame)
+            return UNKNOWN
         if kind is Kind.DATASET and receiver.node is not None:
             info = self.classes.get(id(receiver.node))
             method = self._find_method(info, name) if info is not None else None
@@ -1842,7 +1960,7 @@ class Interpreter:
             target = node.func.value
             new_elem = args[-1] if name != "extend" else self.element_of(args[-1])
             merged = replace(receiver, elem=join(receiver.elem, new_elem) if receiver.elem is not None or receiver.fields
-                             else new_elem, fields=())
+                             else new_elem, fields=()).with_facts(remove=("empty",))
             if receiver.fields:
                 merged = replace(merged, elem=join(self.element_of(receiver), new_elem))
             self.assign(target, merged, frame, node)
@@ -1867,6 +1985,13 @@ class Interpreter:
                 or value.place.known:
             moved = moved.at(place) if value.place.where is not Where.NONE else moved
         return moved.with_facts("managed")
+
+    def _hand_to_framework(self, values: list[Value], frame: Frame) -> None:
+        """A trainer (HF `Trainer`, Lightning `Trainer.fit`) places the modules it is given, in
+        place, on a device of its choosing: from then on their placement is the framework's."""
+        for value in values:
+            if value.kind is Kind.MODULE and value.obj:
+                self.rebind(frame, value.obj, replace(value, place=UNKNOWN_PLACE).with_facts("managed"))
 
     def _managed(self, value: Value) -> Value:
         """What accelerate's prepare() returns: placed by the framework."""
@@ -1896,7 +2021,8 @@ class Interpreter:
         if name in ("item", "tolist"):
             return SCALAR
         if name == "numpy":
-            self._host_consumer(node, [receiver], "`.numpy()`", frame)
+            if not kwargs.get("force", SCALAR).has("bool=True"):  # `.numpy(force=True)` copies to the host
+                self._host_consumer(node, [receiver], "`.numpy()`", frame)
             return Value(Kind.NDARRAY, HOST)
         if name in tk.HOST_VALUE_METHODS:
             return SCALAR if name not in ("backward",) else NONE_VALUE
@@ -2061,6 +2187,16 @@ class Interpreter:
                 self.rebind(frame, receiver.obj, moved)
                 if receiver.node is not None and target.on_device:
                     self.moved_classes.add(id(receiver.node))
+            elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+                # one of two modules (`model = DataParallel(model)` on one branch): Module.to is
+                # in place, so the name now holds the moved module whichever it was
+                self.assign(node.func.value, moved, frame, node)
+            elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Attribute) \
+                    and isinstance(node.func.value.value, cst.Name) \
+                    and self.lookup(node.func.value.value.value, frame).kind is Kind.OBJECT:
+                # the same for `self.model.to(device)` in a Trainer that built one of two models
+                self.assign(node.func.value, moved, frame, node)
+            self._rebind_submodules(frame, moved, receiver.obj)
             return moved
         if kind in (Kind.TENSOR, Kind.UNKNOWN):
             return Value(Kind.TENSOR if kind is Kind.TENSOR else Kind.UNKNOWN, target, receiver.origin,
@@ -2080,18 +2216,22 @@ class Interpreter:
             return replace(receiver, place=target)
         return UNKNOWN
 
-    def move_module(self, module: Value, target: Placement) -> Value:
+    def move_module(self, module: Value, target: Placement, top: bool = True) -> Value:
         """`module.to(target)`: registered state follows; the rest stays where it was."""
         if module.place.where is Where.NONE and not module.fields:
             return module
         fields = []
+        custom = self._moves_itself(module, top)
         for key, value in module.fields:
             if value.has("registered"):
                 if value.kind is Kind.MODULE:
-                    value = self.move_module(value, target)
+                    value = self.move_module(value, target, top=False)
                 elif value.place.where is not Where.NONE:
                     value = value.at(target)
+            elif custom and (value.kind is Kind.TENSOR or value.kind in CONTAINERS) and value.place.known:
+                value = value.at(UNKNOWN_PLACE)  # its own `to` / `_apply` may move it: not known
             fields.append((key, value))
+        fields = self._move_plain_aliases(fields, target)
         place = target if module.place.where is not Where.NONE else module.place
         if module.place.where is Where.NONE and any(v.has("registered") and v.place.where is not Where.NONE
                                                      for _, v in fields):
@@ -2099,6 +2239,71 @@ class Interpreter:
         if module.place.where is Where.UNKNOWN:
             place = target
         return replace(module, place=place, fields=tuple(fields))
+
+    def _moves_itself(self, module: Value, top: bool) -> bool:
+        """A class of the program that overrides `_apply` (used by every move, also of a parent)
+        or, for the module moved itself, `to` / `cuda`: it may move its plain state too."""
+        info = self.classes.get(id(module.node)) if module.node is not None else None
+        if info is None:
+            return False
+        names = ("_apply", "to", "cuda") if top else ("_apply",)
+        return any(self._find_method(info, name) is not None for name in names)
+
+    def _rebind_submodules(self, frame: Frame, moved: Value, skip: int) -> None:
+        """Module.to() moves registered submodules in place: other names for them (`teacher`
+        after `Distiller(student, teacher).to(device)`) now hold the moved modules too."""
+        found: dict[int, Value] = {}
+
+        def collect(v: Value, depth: int) -> None:
+            for _, child in v.fields:
+                if child.kind is Kind.MODULE and child.has("registered") and depth < 5:
+                    if child.obj and child.obj != skip and child.obj not in found:
+                        found[child.obj] = child
+                    collect(child, depth + 1)
+
+        collect(moved, 0)
+        for obj, child in found.items():
+            self.rebind(frame, obj, child)
+
+    def _move_plain_aliases(self, fields: list[tuple[object, Value]], target: Placement) -> list[tuple[object, Value]]:
+        """Modules in a plain list / dict attribute that are the same objects as registered
+        submodules (`self.levels = [...]` then `self.body = nn.Sequential(*self.levels)`: timm #820)
+        are moved in place with them. Identity is the object id, or the construction site."""
+        plain = [i for i, (_, v) in enumerate(fields) if not v.has("registered") and v.kind in CONTAINERS]
+        if not plain:
+            return fields
+        objs: set[int] = set()
+        sites: set[int] = set()
+
+        def collect(v: Value, depth: int) -> None:
+            if depth > 5 or v.kind is not Kind.MODULE:
+                return
+            if v.obj:
+                objs.add(v.obj)
+            if v.origin is not None and v.origin.node is not None:
+                sites.add(id(v.origin.node))
+            for _, child in v.fields:
+                if child.has("registered"):
+                    collect(child, depth + 1)
+
+        for _, v in fields:
+            if v.has("registered"):
+                collect(v, 0)
+
+        def follow(v: Value, depth: int = 0) -> Value:
+            if v.kind is Kind.MODULE and v.place.on_host and (
+                    v.obj in objs if v.obj else v.origin is not None and v.origin.node is not None
+                    and id(v.origin.node) in sites):
+                return self.move_module(v, target, top=False)
+            if v.kind in CONTAINERS and depth < 2:
+                return replace(v, fields=tuple((k, follow(f, depth + 1)) for k, f in v.fields),
+                               elem=follow(v.elem, depth + 1) if v.elem is not None else None)
+            return v
+
+        out = list(fields)
+        for i in plain:
+            out[i] = (out[i][0], follow(out[i][1]))
+        return out
 
     # --- modules -----------------------------------------------------------------------
     def effective_host_parts(self, module: Value, depth: int = 0) -> list[Value]:
@@ -2155,6 +2360,19 @@ class Interpreter:
                                             is_method=True, role="forward")
                 if result.kind is not Kind.UNKNOWN or result.place.known:
                     return result
+        if info is None and not reported and module.qual == "torch.nn.Sequential" and args \
+                and any(c.node is not None and id(c.node) in self.classes for _, c in module.fields):
+            # nn.Sequential runs its children in order: analyse the program's own modules' forward
+            value = args[0]
+            for _, child in module.fields:
+                if child.kind is not Kind.MODULE:
+                    value = UNKNOWN
+                    break
+                if child.place.where is Where.UNKNOWN and module.place.known:
+                    child = child.at(module.place)
+                value = self.call_module(child, node, [value], {}, frame)
+            if value.kind is not Kind.UNKNOWN or value.place.known:
+                return value
         if reported:  # after the crash is fixed, the call runs on the device
             device = next((v for v in [Value(Kind.MODULE, module.place)] + inputs if v.place.on_device), None)
             if device is not None:
@@ -2263,6 +2481,10 @@ class Interpreter:
         if isinstance(fn, cst.FunctionDef) and any((dotted(d.decorator) or "") == "staticmethod" for d in fn.decorators):
             if is_method and args:
                 args = args[1:]
+        if not role and is_method and frame.ctx.role == "init" and args and args[0].obj and frame.self_name \
+                and frame.env.get(frame.self_name, UNKNOWN).obj == args[0].obj \
+                and getattr(getattr(fn, "name", None), "value", "") != "forward":
+            role = "init"  # `self._build()` called from `__init__` sets up the instance like __init__
         memo_key = (id(fn), tuple(_shape(a) for a in args),
                     tuple(sorted(((k, _shape(v)) for k, v in kwargs.items()), key=lambda kv: kv[0])),
                     role, want_self)
@@ -2372,7 +2594,10 @@ class Interpreter:
             gpu = next((v.place for v in (a, b) if v.place.where in (Where.DEVICE, Where.COND)), None)
             cpu = any(v.place.on_host or v.has("cpu_fallback") for v in (a, b))
             if gpu is not None and cpu:
-                place = Placement(Where.DEVICE, gpu.device, gpu.node, ident=devices.with_fallback(gpu.ident))
+                checks = any(isinstance(e, Made) and e.what == "cuda_query" and e.ctx.function == frame.ctx.function
+                             for e in self.events[-50:])  # `if torch.cuda.device_count() > i:` in the helper
+                condition = "torch.cuda.is_available()" if checks else None
+                place = Placement(Where.DEVICE, gpu.device, gpu.node, ident=devices.with_fallback(gpu.ident, condition))
                 value = Value(Kind.DEVICE, place, facts=frozenset({"cpu_fallback"}))
                 self.emit(Made(fn, self.ctx(frame), "cpu_fallback", "", value, text=code_of(fn)[:80]))
                 return value
@@ -2410,6 +2635,17 @@ class Interpreter:
 
 _PLACING = re.compile(r"\.cuda\(|\.to\(|device_map|[\"']cuda|torch\.device\(|set_device|"
                       r"DataLoader|accelerator|\.numpy\(|torch\.load|map_location|CUDA_VISIBLE")
+
+
+def _is_main_guard(stmt: cst.CSTNode) -> bool:
+    """`if __name__ == "__main__":` (either operand order, either quote)."""
+    if not isinstance(stmt, cst.If) or not isinstance(stmt.test, cst.Comparison):
+        return False
+    test = stmt.test
+    if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
+        return False
+    sides = {code_of(test.left).strip(), code_of(test.comparisons[0].comparator).strip()}
+    return "__name__" in sides and bool(sides & {'"__main__"', "'__main__'"})
 
 
 def _count_lines(module: cst.Module) -> int:
@@ -2462,6 +2698,7 @@ _SMALL: dict[type, Callable] = {
     cst.AnnAssign: Interpreter._exec_ann_assign,
     cst.AugAssign: Interpreter._exec_aug_assign,
     cst.Return: Interpreter._exec_return,
+    cst.Assert: Interpreter._exec_assert,
     cst.Import: Interpreter._exec_import,
     cst.ImportFrom: Interpreter._exec_import_from,
     cst.Del: Interpreter._exec_del,

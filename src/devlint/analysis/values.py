@@ -60,6 +60,9 @@ class Placement:
     device: str = ""  # the device expression as written, e.g. "device", "cuda:1"
     node: "cst.CSTNode | None" = field(default=None, compare=False)  # where it was moved
     cond: str = ""  # for COND: the condition under which the value is on the device
+    # which device the expression names, normalised (analysis/devices.py): "cuda", "cuda:1",
+    # "cuda:{rank}", "cuda|cpu" (with a CPU fallback), "=args.device" (opaque), "" (not known)
+    ident: str = ""
 
     @property
     def on_host(self) -> bool:
@@ -79,8 +82,8 @@ UNKNOWN_PLACE = Placement(Where.UNKNOWN)
 NO_TENSORS = Placement(Where.NONE)
 
 
-def device_at(expr: str, node: "cst.CSTNode | None" = None) -> Placement:
-    return Placement(Where.DEVICE, expr, node)
+def device_at(expr: str, node: "cst.CSTNode | None" = None, ident: str = "") -> Placement:
+    return Placement(Where.DEVICE, expr, node, ident=ident)
 
 
 @dataclass(frozen=True)
@@ -192,7 +195,7 @@ def join_places(a: Placement, b: Placement, cond: str | None) -> Placement:
         if pair == {Where.HOST, Where.DEVICE}:
             dev = a if a.on_device else b
             condition = cond if a.on_device else f"not ({cond})"
-            return Placement(Where.COND, dev.device, dev.node, condition)
+            return Placement(Where.COND, dev.device, dev.node, condition, ident=dev.ident)
         if pair == {Where.DEVICE} and a.where is Where.DEVICE:
             return a  # both on a device (expressions may differ; DEV111's business)
         if Where.COND in pair and pair <= {Where.COND, Where.DEVICE, Where.HOST}:
@@ -211,6 +214,8 @@ def join(a: "Value | None", b: "Value | None", cond: str | None = None) -> Value
     if a == b:
         return a
     place = join_places(a.place, b.place, cond)
+    if _deviceish(a) and _deviceish(b):
+        return _join_devices(a, b, place)
     if a.kind is not b.kind:
         if a.kind is Kind.NONE:
             return b
@@ -223,6 +228,11 @@ def join(a: "Value | None", b: "Value | None", cond: str | None = None) -> Value
         merged = []
         for k in keys:
             fa, fb = a.get_field(k), b.get_field(k)
+            if (fa is None or fb is None) and a.kind in (Kind.OBJECT, Kind.MODULE) and a.obj and a.obj == b.obj:
+                # an attribute the object gets on one path only (`if/elif` choosing how to build
+                # `self.model`): on the other path reading it raises, so the value is the one path's
+                merged.append((k, fa if fa is not None else fb))
+                continue
             if fa is None or fb is None:
                 continue  # a field known on one path only is not known
             merged.append((k, join(fa, fb, cond)))
@@ -230,6 +240,10 @@ def join(a: "Value | None", b: "Value | None", cond: str | None = None) -> Value
     elem = None
     if a.elem is not None and b.elem is not None:
         elem = join(a.elem, b.elem, cond)
+    elif a.kind in (Kind.LIST, Kind.DICT) and (a.elem is None and not a.fields or b.elem is None and not b.fields):
+        # an empty container on one path (`self.layers = []` before a loop that appends):
+        # whatever it holds came from the other path
+        elem = a.elem if a.elem is not None else b.elem
     origin = a.origin if (a.place.where is not Where.DEVICE or a.origin) else b.origin
     if b.place.where in (Where.HOST,) and a.place.where is Where.DEVICE:
         origin = b.origin
@@ -244,3 +258,24 @@ def join(a: "Value | None", b: "Value | None", cond: str | None = None) -> Value
         facts=a.facts & b.facts,
         node=a.node if a.node is b.node else None,
     )
+
+
+def _deviceish(value: Value) -> bool:
+    return value.kind is Kind.DEVICE or "device_str" in value.facts
+
+
+def _join_devices(a: Value, b: Value, place: Placement) -> Value:
+    """Two device values (`torch.device` or a device string) from two paths.
+
+    A GPU on one path and the CPU on the other is a run-time choice with a CPU fallback
+    (`if torch.cuda.is_available(): device = "cuda" else: device = "cpu"`): the joined
+    placement keeps the GPU side's identity, marked as falling back to the CPU.
+    """
+    from devlint.analysis import devices
+
+    facts = a.facts & b.facts
+    if place.where is Where.COND or (a.has("cpu_fallback") or b.has("cpu_fallback")) and place.known:
+        place = replace(place, ident=devices.with_fallback(place.ident, place.cond or None))
+        facts = facts | {"cpu_fallback"}
+    kind = a.kind if a.kind is b.kind else Kind.DEVICE
+    return Value(kind, place, a.origin or b.origin, facts=facts)

@@ -11,6 +11,13 @@ MODEL_CONSTRUCTORS = frozenset({
     "transformers.*.from_pretrained", "transformers.*.from_config",
     "transformers.pipeline_", "sentence_transformers.SentenceTransformer",
     "diffusers.*.from_pretrained", "peft.get_peft_model", "peft.PeftModel.from_pretrained",
+    "peft.prepare_model_for_kbit_training",
+    # torchmetrics metrics are modules whose state tensors start on the CPU (their functional
+    # API, torchmetrics.functional.*, is lower-case and not matched)
+    "torchmetrics.[A-Z]*", "torchmetrics.classification.[A-Z]*", "torchmetrics.regression.[A-Z]*",
+    "torchmetrics.aggregation.[A-Z]*", "torchmetrics.retrieval.[A-Z]*", "torchmetrics.text.[A-Z]*",
+    "torchmetrics.image.[A-Z]*", "torchmetrics.audio.[A-Z]*", "torchmetrics.detection.[A-Z]*",
+    "torchmetrics.segmentation.[A-Z]*",
 })
 
 # model constructors whose result is already placed (they take a device argument)
@@ -25,6 +32,7 @@ MODULE_BASES = frozenset({
     "lightning.pytorch.LightningModule", "transformers.PreTrainedModel",
     "transformers.modeling_utils.PreTrainedModel", "torch.nn.Sequential",
     "torch.nn.ModuleList", "torch.nn.ModuleDict", "timm.models.*", "torchvision.models.*",
+    "torchmetrics.Metric", "torchmetrics.metric.Metric",
 })
 
 # module bases whose hooks receive batches already placed by the framework
@@ -48,6 +56,14 @@ TOKENIZER_TENSOR_METHODS = frozenset({"encode"})
 # keyword arguments of from_pretrained that place the model (it must not be moved again)
 DISPATCH_KWARGS = frozenset({"device_map", "load_in_8bit", "load_in_4bit",
                              "quantization_config"})
+# the ones that quantise it (bitsandbytes models always get accelerate's input-moving hooks)
+QUANTIZE_KWARGS = frozenset({"load_in_8bit", "load_in_4bit", "quantization_config"})
+# device_map values that let accelerate split the model over several devices
+DEVICE_MAP_STRATEGIES = frozenset({"auto", "balanced", "balanced_low_0", "sequential"})
+
+# calls that wrap a model without moving it (adapters are built on the base weights' device)
+MODEL_WRAPPERS = frozenset({"peft.get_peft_model", "peft.PeftModel.from_pretrained",
+                            "peft.prepare_model_for_kbit_training"})
 
 # --- frameworks that place data and models themselves -------------------------------------
 
@@ -59,6 +75,12 @@ MANAGING_TRAINERS = frozenset({
     "transformers.Trainer", "transformers.Seq2SeqTrainer", "trl.*Trainer",
     "pytorch_lightning.Trainer", "lightning.Trainer", "lightning.pytorch.Trainer",
 })
+
+# --- process environment (DEV203) ----------------------------------------------------------
+
+# calls that set environment variables (`os.environ[k] = v` is an assignment, handled apart)
+ENV_WRITERS = frozenset({"os.environ.update", "os.environ.setdefault", "os.putenv",
+                         "os.environ.__setitem__"})
 
 # --- host-only consumers (DEV109) ---------------------------------------------------------
 
@@ -73,7 +95,26 @@ HOST_ONLY_EXCEPTIONS = frozenset({"numpy.random.seed", "numpy.random.*", "numpy.
                                   "matplotlib.pyplot.savefig", "matplotlib.pyplot.title",
                                   "matplotlib.pyplot.xlabel", "matplotlib.pyplot.ylabel",
                                   "matplotlib.pyplot.legend", "matplotlib.pyplot.subplots",
-                                  "matplotlib.pyplot.close", "matplotlib.pyplot.tight_layout"})
+                                  "matplotlib.pyplot.close", "matplotlib.pyplot.tight_layout",
+                                  # read only shape / slices, or catch the conversion error
+                                  "numpy.array_equal", "numpy.array_split", "numpy.split",
+                                  "numpy.ndim", "numpy.shape", "numpy.size", "numpy.nonzero",
+                                  "numpy.squeeze", "numpy.isscalar", "numpy.iterable",
+                                  "numpy.printoptions", "numpy.errstate", "numpy.seterr",
+                                  "numpy.finfo", "numpy.iinfo", "numpy.dtype",
+                                  "matplotlib.pyplot.grid", "matplotlib.pyplot.xlim",
+                                  "matplotlib.pyplot.ylim", "matplotlib.pyplot.subplot",
+                                  "matplotlib.pyplot.axis", "matplotlib.pyplot.suptitle",
+                                  "matplotlib.pyplot.xscale", "matplotlib.pyplot.yscale",
+                                  "matplotlib.pyplot.colorbar", "matplotlib.pyplot.gcf",
+                                  "matplotlib.pyplot.gca", "matplotlib.pyplot.style.*",
+                                  "matplotlib.pyplot.rcParams", "matplotlib.pyplot.ion",
+                                  "matplotlib.pyplot.ioff", "matplotlib.pyplot.pause",
+                                  "matplotlib.pyplot.clf", "matplotlib.pyplot.cla",
+                                  "matplotlib.pyplot.draw", "matplotlib.pyplot.switch_backend",
+                                  "matplotlib.pyplot.get_cmap", "matplotlib.pyplot.cm.*",
+                                  "sklearn.metrics.make_scorer", "sklearn.metrics.get_scorer",
+                                  "pandas.set_option"})
 
 NUMPY_ARRAY_MAKERS = frozenset({"numpy.array", "numpy.zeros", "numpy.ones", "numpy.arange",
                                 "numpy.asarray", "numpy.empty", "numpy.random.rand",

@@ -13,6 +13,8 @@ FACTORIES = frozenset({
     "torch.randint", "torch.randperm", "torch.tensor", "torch.as_tensor", "torch.empty_strided",
     "torch.tril_indices", "torch.triu_indices", "torch.normal", "torch.bernoulli",
     "torch.sparse_coo_tensor", "torch.complex",
+    "torch.hann_window", "torch.hamming_window", "torch.blackman_window",
+    "torch.bartlett_window", "torch.kaiser_window",
 })
 
 # factories whose result is host data handed to the program (reported as DEV101, not DEV105,
@@ -125,6 +127,26 @@ SET_DEFAULT_DEVICE = frozenset({"torch.set_default_device"})
 DEFAULT_DEVICE_CONTEXTS = frozenset({"torch.device"})  # `with torch.device(d):`
 NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode"})
 
+# torch.cuda calls that fail on a machine without a usable GPU (DEV202)
+CUDA_REQUIRING = frozenset({
+    "torch.cuda.get_device_name", "torch.cuda.get_device_properties", "torch.cuda.set_device",
+    "torch.cuda.get_device_capability", "torch.cuda.current_device", "torch.cuda.synchronize",
+    "torch.cuda.mem_get_info", "torch.cuda.init", "torch.cuda.Stream", "torch.cuda.Event",
+    "torch.cuda.current_stream", "torch.cuda.set_per_process_memory_fraction",
+})
+# torch.cuda calls that do not initialise CUDA (they are queued or check first): an
+# environment setting such as CUDA_VISIBLE_DEVICES made after them still counts (DEV203)
+CUDA_NOT_INITIALISING = frozenset({
+    "torch.cuda.manual_seed", "torch.cuda.manual_seed_all", "torch.cuda.seed",
+    "torch.cuda.seed_all", "torch.cuda.is_initialized", "torch.cuda.empty_cache",
+    "torch.cuda.amp.*", "torch.cuda.nvtx.*", "torch.cuda.reset_peak_memory_stats",
+    "torch.backends.*",
+})
+# environment variables CUDA reads once, when it initialises (DEV203)
+CUDA_INIT_ENV = frozenset({"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"})
+# torch.distributed initialisation: a backend="nccl" program needs GPUs by design
+PROCESS_GROUP_INIT = frozenset({"torch.distributed.init_process_group"})
+
 # --- modules -----------------------------------------------------------------------------
 
 MODULE_BASE = "torch.nn.Module"
@@ -165,9 +187,10 @@ PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
 # wrappers that scatter inputs to the devices themselves (CPU inputs are fine)
 SCATTERING_WRAPPERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel"})
+# DistributedDataParallel moves its inputs to device_ids[0] itself, but only when device_ids is given
+DDP_WRAPPERS = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.DistributedDataParallel"})
 # wrappers that hold the module where it already is
-WRAPPERS = frozenset({"torch.nn.parallel.DistributedDataParallel",
-                      "torch.nn.DistributedDataParallel", "torch.compile",
+WRAPPERS = DDP_WRAPPERS | frozenset({"torch.compile",
                       "torch.jit.script", "torch.jit.trace", "torch.nn.SyncBatchNorm.convert_sync_batchnorm"})
 
 # module methods returning the module itself (so `model.eval().to(d)` chains work)
@@ -205,3 +228,6 @@ EAGER_STATE_OPTIMIZERS = frozenset({"torch.optim.Adagrad"})
 
 CHECKPOINT_LOADERS = frozenset({"torch.load", "torch.hub.load_state_dict_from_url",
                                 "torch.utils.model_zoo.load_url"})
+# where `map_location` sits among each loader's positional parameters (DEV201)
+MAP_LOCATION_POSITION = {"torch.load": 1, "torch.hub.load_state_dict_from_url": 2,
+                         "torch.utils.model_zoo.load_url": 2}

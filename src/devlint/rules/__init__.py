@@ -18,6 +18,17 @@ _RULE_MODULES = (
     "factory_without_device",
     "changed_after_move",
     "optimizer_before_move",
+    "inconsistent_devices",
+    "dataparallel_device",
+    "load_without_map_location",
+    "unguarded_cuda",
+    "late_visible_devices",
+    "non_blocking_without_pinning",
+    "empty_cache_in_loop",
+    "tensor_rebuilt_each_step",
+    "host_op_on_device_tensor",
+    "cuda_in_worker",
+    "dispatched_model_moved",
 )
 
 

@@ -16,11 +16,15 @@ rule = Rule(
         `Expected all tensors to be on the same device`.
     """,
     bad="""
+        model = nn.Linear(20, 2).to(device)
+        loader = DataLoader(train_set, batch_size=32)
         for x, y in loader:
             x.to(device)
             out = model(x)
     """,
     good="""
+        model = nn.Linear(20, 2).to(device)
+        loader = DataLoader(train_set, batch_size=32)
         for x, y in loader:
             x = x.to(device)
             out = model(x)

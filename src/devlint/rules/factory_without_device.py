@@ -18,16 +18,36 @@ rule = Rule(
         on the same device`. Use `device=x.device`, a `*_like(x)` factory or `x.new_zeros(...)`.
     """,
     bad="""
-        def forward(self, x):
-            h0 = torch.zeros(self.layers, x.size(0), self.hidden)
-            out, _ = self.lstm(x, h0)
-            return out
+        class Tagger(nn.Module):
+            def __init__(self, dim=32, layers=2):
+                super().__init__()
+                self.layers, self.dim = layers, dim
+                self.gru = nn.GRU(dim, dim, layers, batch_first=True)
+
+            def forward(self, x):
+                h0 = torch.zeros(self.layers, x.size(0), self.dim)
+                out, _ = self.gru(x, h0)
+                return out
+
+
+        model = Tagger().to(device)
+        out = model(torch.randn(4, 10, 32, device=device))
     """,
     good="""
-        def forward(self, x):
-            h0 = torch.zeros(self.layers, x.size(0), self.hidden, device=x.device)
-            out, _ = self.lstm(x, h0)
-            return out
+        class Tagger(nn.Module):
+            def __init__(self, dim=32, layers=2):
+                super().__init__()
+                self.layers, self.dim = layers, dim
+                self.gru = nn.GRU(dim, dim, layers, batch_first=True)
+
+            def forward(self, x):
+                h0 = torch.zeros(self.layers, x.size(0), self.dim, device=x.device)
+                out, _ = self.gru(x, h0)
+                return out
+
+
+        model = Tagger().to(device)
+        out = model(torch.randn(4, 10, 32, device=device))
     """,
     fix=FixSafety.UNSAFE,
     limits="""
@@ -45,13 +65,15 @@ def host_factories_meet_device(program):
         if origin is None or origin.category != ORIGIN_FACTORY or origin.node is None:
             continue
         name = value_name(meet.host, "the tensor")
+        other = meet.device.label
+        hint = f"`device={other}.device`" if other.isidentifier() else "`device=<tensor>.device`"
         yield Report(
             node=origin.node,
             message=(
                 f"{origin.description} makes {name} on the CPU (no `device=`), and at line "
                 f"{program.position(meet.node)[0]} it meets device tensors "
                 f"({device_side(program, meet.device)}); {when_it_crashes(program, meet.ctx)}. "
-                f"Create it on the device: add `device=<tensor>.device`."
+                f"Create it on the device: add {hint} (or use a `*_like` factory / `x.new_*`)."
             ),
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,

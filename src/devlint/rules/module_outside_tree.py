@@ -29,6 +29,10 @@ rule = Rule(
                 for block in self.blocks:
                     x = block(x)
                 return x
+
+
+        model = Net().to(device)
+        out = model(torch.randn(8, 64, device=device))
     """,
     good="""
         class Net(nn.Module):
@@ -40,12 +44,40 @@ rule = Rule(
                 for block in self.blocks:
                     x = block(x)
                 return x
+
+
+        model = Net().to(device)
+        out = model(torch.randn(8, 64, device=device))
     """,
     limits="""
         Reported only when an instance of the class is moved to a device in the analysed code
         and the unregistered module meets device tensors in `forward`.
     """,
 )
+
+
+def _subject_and_fix(program, host) -> tuple[str, str]:
+    """Name the module, say why `.to()` misses it, and the fix that fits that reason."""
+    origin = host.origin
+    description = origin.description
+    name = value_name(host, "this module")
+    if origin.category == ORIGIN_OUTSIDE_TREE and "plain container" in description:
+        container = f"`{origin.name}`" if origin.name else "a plain container"
+        return (f"a module kept in the plain container {container}",
+                "Hold the modules in `nn.ModuleList` / `nn.ModuleDict` (or register each with `add_module`).")
+    if origin.category == ORIGIN_OUTSIDE_TREE and "stored on the class" in description:
+        return (f"{name}, a module stored on the class instead of the instance,",
+                f"Create it in `__init__` as `self.{origin.name or 'name'} = ...`.")
+    if origin.category == ORIGIN_OUTSIDE_TREE and "inside `forward`" in description:
+        made = description.split(", built inside")[0]
+        return (f"{name}, built inside `forward` by {made} (fresh CPU weights on every call),",
+                "Build it once in `__init__` as an attribute and use that in `forward`.")
+    if origin.category == ORIGIN_OUTSIDE_TREE:
+        return f"{name} ({description})", "Register it in `__init__` (an attribute, `nn.ModuleList` or `nn.ModuleDict`)."
+    source = where_from(program, host)
+    return (f"{name} ({source}), held outside the model,",
+            f"Make it a submodule: pass it to `__init__` and keep it as `self.{host.label or 'encoder'} = ...`, "
+            f"or move it with the model.")
 
 
 @rule.check
@@ -55,19 +87,17 @@ def unregistered_modules_in_forward(program):
         if host.kind is not Kind.MODULE or host.origin is None:
             continue
         category = host.origin.category
-        if category == ORIGIN_OUTSIDE_TREE:
-            reason = host.origin.description
-        elif category == ORIGIN_MODULE and meet.ctx.role == "forward":
-            reason = f"{where_from(program, host)}, which is not a registered submodule"
-        else:
+        if category == ORIGIN_MODULE and meet.ctx.role != "forward":
+            continue  # an unmoved module used outside a module is DEV102's
+        if category not in (ORIGIN_OUTSIDE_TREE, ORIGIN_MODULE):
             continue
+        subject, fix = _subject_and_fix(program, host)
         yield Report(
             node=meet.node,
             message=(
-                f"{value_name(host, 'this module')} is {reason}: `model.to(device)` does not move it, "
-                f"but here it meets device tensors ({device_side(program, meet.device)}); "
-                f"{when_it_crashes(program, meet.ctx)}. Register it in `__init__` (an attribute, "
-                f"`nn.ModuleList` or `nn.ModuleDict`)."
+                f"{subject} is not a registered submodule: `model.to(device)` leaves it on the CPU, "
+                f"and here it meets device tensors ({device_side(program, meet.device)}); "
+                f"{when_it_crashes(program, meet.ctx)}. {fix}"
             ),
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,

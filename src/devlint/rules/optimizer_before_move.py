@@ -19,12 +19,12 @@ rule = Rule(
         state on the CPU; the first `step()` then mixes CPU state with device parameters.
     """,
     bad="""
-        model = Net()
+        model = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 2))
         optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
         model.to(device)
     """,
     good="""
-        model = Net()
+        model = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 2))
         model.to(device)
         optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
     """,

@@ -19,13 +19,17 @@ rule = Rule(
         evaluation loop that only runs after the first epoch, the crash costs the whole epoch.
     """,
     bad="""
-        model = Net().to(device)
+        model = torchvision.models.resnet18(num_classes=10).to(device)
+        criterion = nn.CrossEntropyLoss()
+        val_loader = DataLoader(val_set, batch_size=64)
         for images, labels in val_loader:
             logits = model(images.to(device))
             loss = criterion(logits, labels)
     """,
     good="""
-        model = Net().to(device)
+        model = torchvision.models.resnet18(num_classes=10).to(device)
+        criterion = nn.CrossEntropyLoss()
+        val_loader = DataLoader(val_set, batch_size=64)
         for images, labels in val_loader:
             images, labels = images.to(device), labels.to(device)
             logits = model(images)

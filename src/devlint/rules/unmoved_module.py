@@ -17,16 +17,18 @@ rule = Rule(
         weights raise `RuntimeError: Expected all tensors to be on the same device`.
     """,
     bad="""
-        student = Student().to(device)
-        teacher = Teacher()
+        student = torchvision.models.resnet18(num_classes=10).to(device)
+        teacher = torchvision.models.resnet50(num_classes=10)
+        loader = DataLoader(train_set, batch_size=32)
         for x, y in loader:
             x = x.to(device)
             with torch.no_grad():
                 soft = teacher(x)
     """,
     good="""
-        student = Student().to(device)
-        teacher = Teacher().to(device)
+        student = torchvision.models.resnet18(num_classes=10).to(device)
+        teacher = torchvision.models.resnet50(num_classes=10).to(device)
+        loader = DataLoader(train_set, batch_size=32)
         for x, y in loader:
             x = x.to(device)
             with torch.no_grad():

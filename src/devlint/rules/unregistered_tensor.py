@@ -25,6 +25,10 @@ rule = Rule(
 
             def forward(self, x):
                 return self.proj(x) * self.mask
+
+
+        encoder = Encoder(16).to(device)
+        out = encoder(torch.randn(4, 16, 16, device=device))
     """,
     good="""
         class Encoder(nn.Module):
@@ -35,6 +39,10 @@ rule = Rule(
 
             def forward(self, x):
                 return self.proj(x) * self.mask
+
+
+        encoder = Encoder(16).to(device)
+        out = encoder(torch.randn(4, 16, 16, device=device))
     """,
     fix=FixSafety.UNSAFE,
 )
@@ -47,15 +55,25 @@ def plain_tensor_attributes(program):
         if origin is None or origin.category != ORIGIN_ATTRIBUTE or origin.node is None:
             continue
         attr = origin.name or "this attribute"
+        short = attr.removeprefix("self.")
+        meets = (f"at line {program.position(meet.node)[0]} it meets device tensors "
+                 f"({device_side(program, meet.device)}); {when_it_crashes(program, meet.ctx)}")
+        if "plain container" in origin.description:
+            message = (
+                f"`{attr}` is a plain container of tensors: `model.to(device)` does not move what it holds "
+                f"(a buffer registered from the same tensor is replaced by a moved copy, the container keeps "
+                f"the CPU one), and {meets}. Register each tensor with `self.register_buffer(...)` and read "
+                f"the buffers (or use `nn.ParameterList` / `nn.ParameterDict` if they are trained)."
+            )
+        else:
+            message = (
+                f"`{attr}` is a plain tensor attribute, not a buffer: `model.to(device)` leaves it on the CPU, "
+                f"and {meets}. Register it: `self.register_buffer('{short}', ...)` "
+                f"(or wrap it in `nn.Parameter` if it is trained)."
+            )
         yield Report(
             node=origin.node,
-            message=(
-                f"`{attr}` is a plain tensor attribute: `model.to(device)` leaves it on the CPU, and "
-                f"at line {program.position(meet.node)[0]} it meets device tensors "
-                f"({device_side(program, meet.device)}); {when_it_crashes(program, meet.ctx)}. "
-                f"Register it: `self.register_buffer('{attr.removeprefix('self.')}', ...)` "
-                f"(or wrap it in `nn.Parameter` if it is trained)."
-            ),
+            message=message,
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,
         )

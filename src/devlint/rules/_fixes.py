@@ -1,0 +1,177 @@
+"""The repairs rules attach to their findings, built from what the analysis recorded.
+
+Each builder returns a devlint.findings.Fix or None when it cannot be sure the repair is
+well-formed (an expression it cannot name, a device that is not yet defined at that point).
+The fixer re-parses and re-checks every result, so a None here is about staying useful, not
+about safety.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from devlint import fixes
+from devlint.analysis.values import Value
+from devlint.findings import Fix
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.events import Meet
+    from devlint.analysis.program import Program
+
+_TARGET = re.compile(r"^[A-Za-z_][\w.]*(\[(\"[^\"]*\"|'[^']*'|\d+)\])?$")
+_NAME = re.compile(r"^[A-Za-z_][\w.]*$")
+
+
+def move_call(place_device: str) -> str | None:
+    """The method call that moves to the device a placement names: `.to(device)`, `.cuda()`."""
+    text = place_device.strip()
+    if not text:
+        return None
+    if text in ("cuda", "cuda:"):
+        return ".cuda()"
+    if text.startswith(("'", '"')):
+        return f".to({text})"
+    if _NAME.match(text) and text not in ("cpu", "mps", "device_map"):
+        return f".to({text})"
+    if re.fullmatch(r"cuda:\d+", text):
+        return f'.to("{text}")'
+    return None
+
+
+def _defined_before(program: "Program", value: Value, node: cst.CSTNode) -> bool:
+    """Was the device value moved (so its expression evaluated) before `node`, in the same file?"""
+    moved = value.place.node
+    if moved is None:
+        return False
+    moved_path, moved_pos = program.locate(moved)
+    node_path, node_pos = program.locate(node)
+    return moved_path == node_path and moved_pos[0] < node_pos[0]
+
+
+def move_before_use(program: "Program", meet: "Meet") -> Fix | None:
+    """DEV101: `labels = labels.to(device)` on the line before the statement that mixes them."""
+    name = meet.host.label
+    call = move_call(meet.device.place.device)
+    stmt = meet.ctx.statement
+    if not name or call is None or stmt is None or not _TARGET.match(name):
+        return None
+    if isinstance(stmt, cst.SimpleStatementLine) or isinstance(stmt, cst.BaseCompoundStatement):
+        return fixes.insert_line_before(program, stmt, f"{name} = {name}{call}",
+                                        f"move `{name}` to the device before it is used", safe=False)
+    return None
+
+
+def move_after_construction(program: "Program", meet: "Meet") -> Fix | None:
+    """DEV102: `Teacher()` -> `Teacher().to(device)` where the module is built."""
+    origin = meet.host.origin
+    call = move_call(meet.device.place.device)
+    if origin is None or origin.node is None or call is None or not isinstance(origin.node, cst.Call):
+        return None
+    if not _defined_before(program, meet.device, origin.node) and not meet.device.place.device.startswith(("'", '"')) \
+            and call != ".cuda()":
+        return None
+    line, col, end_line, end_col = program.position(origin.node)
+    return Fix(f"move the module to the device where it is built: `...{call}`", False,
+               ((end_line, end_col, end_line, end_col, call),))
+
+
+def move_assigned_value(program: "Program", meet: "Meet") -> Fix | None:
+    """DEV106: `model.fc = nn.Linear(...)` -> `model.fc = nn.Linear(...).to(device)`."""
+    origin = meet.host.origin
+    call = move_call(meet.device.place.device)
+    if origin is None or call is None or not isinstance(origin.node, cst.SimpleStatementLine):
+        return None
+    assign = next((s for s in origin.node.body if isinstance(s, cst.Assign)), None)
+    if assign is None:
+        return None
+    line, col, end_line, end_col = program.position(assign.value)
+    return Fix(f"move the new part to the device: `...{call}`", False,
+               ((end_line, end_col, end_line, end_col, call),))
+
+
+def register_buffer(program: "Program", meet: "Meet") -> Fix | None:
+    """DEV104: `self.mask = t` -> `self.register_buffer("mask", t)`."""
+    origin = meet.host.origin
+    if origin is None or not isinstance(origin.node, cst.SimpleStatementLine):
+        return None
+    assign = next((s for s in origin.node.body if isinstance(s, (cst.Assign, cst.AnnAssign))), None)
+    if assign is None or assign.value is None:
+        return None
+    target = assign.targets[0].target if isinstance(assign, cst.Assign) else assign.target
+    if isinstance(assign, cst.Assign) and len(assign.targets) != 1:
+        return None
+    if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)):
+        return None
+    owner, attr = target.value.value, target.attr.value
+    value = fixes.code(assign.value)
+    return fixes.replace_node(program, assign, f'{owner}.register_buffer("{attr}", {value})',
+                              f'register it: `{owner}.register_buffer("{attr}", ...)`', safe=False)
+
+
+def factory_device(program: "Program", meet: "Meet") -> Fix | None:
+    """DEV105: add `device=<t>.device`, `t` a tensor the factory's own arguments already read."""
+    call = meet.host.origin.node if meet.host.origin is not None else None
+    if not isinstance(call, cst.Call) or any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
+        return None
+    reference = _tensor_in_arguments(call)
+    if reference is None:
+        return None
+    return fixes.add_keyword(program, call, "device", f"{reference}.device",
+                             f"create it on the device: `device={reference}.device`", safe=False)
+
+
+def _tensor_in_arguments(call: cst.Call) -> str | None:
+    """`x` in `torch.zeros(x.size(0), n)` / `torch.arange(x.shape[1])` / `len(x)`."""
+    for arg in call.args:
+        node = arg.value
+        found = _size_receiver(node)
+        if found:
+            return found
+    return None
+
+
+def _size_receiver(node: cst.CSTNode) -> str | None:
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "size":
+        return _name_of(node.func.value)
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
+        return _name_of(node.value.value)
+    if isinstance(node, cst.Attribute) and node.attr.value == "shape":
+        return _name_of(node.value)
+    if isinstance(node, cst.BinaryOperation):
+        return _size_receiver(node.left) or _size_receiver(node.right)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        for element in node.elements:
+            found = _size_receiver(element.value)
+            if found:
+                return found
+    return None
+
+
+def _name_of(node: cst.CSTNode) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        inner = _name_of(node.value)
+        return f"{inner}.{node.attr.value}" if inner else None
+    return None
+
+
+def to_host(program: "Program", node: cst.CSTNode, value: Value) -> Fix | None:
+    """DEV109: `t.numpy()` -> `t.detach().cpu().numpy()`; `np.array(t)` -> `np.array(t.detach().cpu())`."""
+    if not isinstance(node, cst.Call):
+        return None
+    if isinstance(node.func, cst.Attribute) and node.func.attr.value == "numpy" and not node.args:
+        receiver = node.func.value
+        line, col, end_line, end_col = program.position(receiver)
+        return Fix("copy it to the host first: `.detach().cpu()`", False,
+                   ((end_line, end_col, end_line, end_col, ".detach().cpu()"),))
+    label = value.label
+    for arg in node.args:
+        if label and _name_of(arg.value) == label:
+            line, col, end_line, end_col = program.position(arg.value)
+            return Fix(f"copy `{label}` to the host first: `{label}.detach().cpu()`", False,
+                       ((end_line, end_col, end_line, end_col, ".detach().cpu()"),))
+    return None

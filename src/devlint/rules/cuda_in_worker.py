@@ -1,0 +1,174 @@
+"""DEV110 cuda-in-worker: a collate_fn or Dataset.__getitem__ moves data to CUDA while its
+DataLoader runs them in worker processes or pins their output."""
+
+from __future__ import annotations
+
+import re
+
+from devlint.analysis.events import Made
+from devlint.analysis.values import Kind, Value
+from devlint.findings import Confidence, Severity
+from devlint.rules.base import FixSafety, Report, Rule
+
+rule = Rule(
+    code="DEV110",
+    name="cuda-in-worker",
+    severity=Severity.WARNING,
+    summary="A `collate_fn` or `Dataset.__getitem__` moves data to CUDA while its DataLoader uses worker processes or `pin_memory=True`.",
+    why="""
+        With `num_workers > 0` a DataLoader runs `__getitem__` and `collate_fn` in worker
+        processes, forked from the training process on Linux. CUDA cannot be initialised again
+        in a forked child, so the first `.to("cuda")` / `.cuda()` / `device="cuda"` factory there
+        raises `RuntimeError: Cannot re-initialize CUDA in forked subprocess` (the same code
+        works with `num_workers=0`, which is why it breaks only when someone speeds up the
+        loader). With `pin_memory=True` the loader pins every tensor the collate function
+        returns, and only CPU tensors can be pinned: `RuntimeError: cannot pin
+        'torch.cuda.FloatTensor' only dense CPU tensors can be pinned`. Return CPU tensors from
+        the dataset and the collate function, and move the batch in the training loop.
+    """,
+    bad="""
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = torch.nn.Linear(16, 2).to(device)
+        dataset = TensorDataset(torch.randn(64, 16), torch.randint(0, 2, (64,)))
+
+
+        def collate(samples):
+            features = torch.stack([f for f, _ in samples]).to(device)
+            labels = torch.stack([y for _, y in samples]).to(device)
+            return features, labels
+
+
+        loader = DataLoader(dataset, batch_size=8, collate_fn=collate, num_workers=4)
+        for features, labels in loader:
+            loss = torch.nn.functional.cross_entropy(model(features), labels)
+    """,
+    good="""
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = torch.nn.Linear(16, 2).to(device)
+        dataset = TensorDataset(torch.randn(64, 16), torch.randint(0, 2, (64,)))
+
+
+        def collate(samples):
+            features = torch.stack([f for f, _ in samples])
+            labels = torch.stack([y for _, y in samples])
+            return features, labels
+
+
+        loader = DataLoader(dataset, batch_size=8, collate_fn=collate, num_workers=4, pin_memory=True)
+        for features, labels in loader:
+            features = features.to(device, non_blocking=True)
+            labels = labels.to(device, non_blocking=True)
+            loss = torch.nn.functional.cross_entropy(model(features), labels)
+    """,
+    fix=FixSafety.NONE,
+    limits="""
+        `num_workers` must be a literal or a variable whose value the analysis knows; a value
+        read from the command line or a config is not reported. A DataLoader built with
+        `multiprocessing_context=...`, or a program that calls `set_start_method(...)` with
+        "spawn" or "forkserver", starts its workers fresh and is reported only for
+        `pin_memory=True`. Tensors put on the GPU in `Dataset.__init__` and only indexed in
+        `__getitem__` are not reported.
+    """,
+)
+
+# DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory)
+_POSITION = {"num_workers": 5, "pin_memory": 7}
+_FRESH_START = re.compile(r"""["'](spawn|forkserver)["']""")
+
+
+def _argument(made: Made, name: str) -> Value | None:
+    for key, value in made.args:
+        if key == name:
+            return value
+    positional = [value for key, value in made.args if key is None]
+    index = _POSITION.get(name)
+    if index is not None and len(positional) > index:
+        return positional[index]
+    return None
+
+
+def _known_int(value: Value | None) -> int | None:
+    if value is None or value.kind is not Kind.SCALAR:
+        return None
+    for fact in value.facts:
+        if fact.startswith("int="):
+            return int(fact[4:])
+    return None
+
+
+def _workers(made: Made, fresh_start: bool) -> str:
+    """`num_workers=4` when the loader forks workers that would initialise CUDA again."""
+    count = _known_int(_argument(made, "num_workers"))
+    if count is None or count <= 0 or fresh_start:
+        return ""
+    context = _argument(made, "multiprocessing_context")
+    if context is not None and context.kind is not Kind.NONE:
+        return ""
+    return f"num_workers={count}"
+
+
+def _pins(made: Made) -> bool:
+    value = _argument(made, "pin_memory")
+    if value is None or value.kind is not Kind.SCALAR:
+        return False
+    if not (value.has("bool=True") or value.has("cuda_available")):
+        return False
+    batch = made.value.elem
+    # the pinning thread leaves objects without a `pin_memory` method as they are
+    return batch is None or batch.kind is not Kind.OBJECT
+
+
+def _where(made: Made) -> str:
+    role = made.ctx.role
+    function = made.ctx.function
+    if role == "getitem" or function.endswith(".__getitem__"):
+        return f"`{function}()`, which the DataLoader calls for every sample"
+    if role == "collate":
+        return f"`{function}()`, the DataLoader's `collate_fn`"
+    chain = [name for name in made.ctx.callers if name != "<module>"]
+    via = f" (called from `{chain[-1]}()`)" if chain else ""
+    return f"`{function}()`{via}, which runs while the DataLoader builds a batch"
+
+
+@rule.check
+def cuda_work_in_loader_workers(program):
+    fresh_start = any(_FRESH_START.search(m.text or "") for m in program.made("start_method"))
+    loaders = {m.value.obj: m for m in program.made("loader")}
+    for made in program.made("worker_move"):
+        workers = _workers(made, fresh_start)
+        pins = _pins(made)
+        if not workers and not pins:
+            continue
+        loader = loaders.get(made.value.obj)
+        at = f" at line {program.position(loader.node)[0]}" if loader is not None else ""
+        name = made.value.origin.description.removeprefix("a batch from ") if made.value.origin else ""
+        name = "" if name in ("`DataLoader`", "") else f" {name}"
+        reasons = []
+        if workers:
+            reasons.append(
+                f"the DataLoader{name}{at} has `{workers}`, so this runs in forked worker processes, where "
+                f"CUDA cannot be initialised again (`RuntimeError: Cannot re-initialize CUDA in forked subprocess`)"
+            )
+        if pins:
+            reasons.append(
+                f"{'it also' if workers else f'the DataLoader{name}{at}'} has `pin_memory=True`, and only CPU "
+                f"tensors can be pinned (`RuntimeError: cannot pin 'torch.cuda.FloatTensor' only dense CPU "
+                f"tensors can be pinned`)"
+            )
+        what = f"`{made.text}`" if len(made.text) <= 60 else "this move"
+        yield Report(
+            node=made.node,
+            message=(
+                f"{what} puts data on the GPU inside {_where(made)}; {'; '.join(reasons)}. "
+                f"Return CPU tensors here and move the batch in the training loop "
+                f"(`batch = batch.to(device, non_blocking=True)`)."
+            ),
+            confidence=Confidence.DEFINITE,
+            ctx=made.ctx,
+        )

@@ -1,0 +1,88 @@
+"""DEV113 dispatched-model-moved: a model placed by `device_map=` or quantisation is moved again."""
+
+from devlint.analysis.values import Kind
+from devlint.findings import Confidence, Severity
+from devlint.rules._describe import value_name, where_from
+from devlint.rules.base import FixSafety, Report, Rule
+
+rule = Rule(
+    code="DEV113",
+    name="dispatched-model-moved",
+    severity=Severity.ERROR,
+    summary="A model loaded with `device_map=` or quantised with bitsandbytes is moved again with `.to()` / `.cuda()`.",
+    why="""
+        `from_pretrained(..., device_map="auto")` lets accelerate place each block of the model
+        on a device and attach hooks that move every block's inputs where its weights are;
+        `load_in_8bit=True`, `load_in_4bit=True` and a bitsandbytes `quantization_config` load
+        the weights already quantised on the GPU. Such a model is placed: moving it again
+        breaks the placement. Transformers refuses outright for 8-bit models (`ValueError:
+        .to is not supported for 8-bit bitsandbytes models`) and for 4-bit ones with older
+        bitsandbytes; a model with layers offloaded to the CPU or disk raises `RuntimeError:
+        You can't move a model that has some modules offloaded to cpu or disk`; a model split
+        over several GPUs is pulled onto one, against the hooks that still send inputs to the
+        others. Leave the model where it is and move the inputs: `inputs.to(model.device)`.
+    """,
+    bad="""
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained("facebook/opt-350m")
+        model = AutoModelForCausalLM.from_pretrained("facebook/opt-350m", load_in_8bit=True)
+        model = model.to("cuda")
+        inputs = tokenizer("Hello, my name is", return_tensors="pt").to("cuda")
+        print(tokenizer.decode(model.generate(**inputs, max_new_tokens=20)[0]))
+    """,
+    good="""
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained("facebook/opt-350m")
+        model = AutoModelForCausalLM.from_pretrained("facebook/opt-350m", load_in_8bit=True)
+        inputs = tokenizer("Hello, my name is", return_tensors="pt").to(model.device)
+        print(tokenizer.decode(model.generate(**inputs, max_new_tokens=20)[0]))
+    """,
+    fix=FixSafety.NONE,
+    limits="""
+        A `device_map` that names a single device (`device_map="cuda:0"`, `{"": 0}`) is a plain
+        placement: moving that model again is harmless and is not reported. `device_map="auto"`
+        and 4-bit models are reported as likely: on one GPU, with a recent bitsandbytes, the
+        move happens to work.
+    """,
+)
+
+
+@rule.check
+def moving_a_dispatched_model(program):
+    for move in program.moves:
+        subject = move.subject
+        if subject.kind is not Kind.MODULE or not subject.has("dispatched") or move.method not in ("to", "cuda"):
+            continue
+        name = value_name(subject, f"`{move.subject_text}`")
+        source = where_from(program, subject)
+        loaded = f" ({source})" if source else ""
+        if subject.has("quantized8"):
+            what = (f"{name} is quantised to 8 bits with bitsandbytes{loaded} and already on the GPU: "
+                    f"`.{move.method}()` raises `ValueError: .{move.method} is not supported for 8-bit "
+                    f"bitsandbytes models`")
+            confidence = Confidence.DEFINITE
+        elif subject.has("quantized"):
+            what = (f"{name} is quantised{loaded} and already placed by accelerate: transformers refuses "
+                    f"to move 4-bit bitsandbytes models with older bitsandbytes releases (`ValueError`), "
+                    f"and the model is already where it runs")
+            confidence = Confidence.LIKELY
+        else:
+            where = f"`{subject.place.device}`" if subject.place.device else "a device map"
+            what = (f"{name} was placed by accelerate with {where}{loaded}, whose hooks move each block's "
+                    f"inputs to that block's device: moving it again raises `RuntimeError: You can't move a "
+                    f"model that has some modules offloaded to cpu or disk` when layers are offloaded, and "
+                    f"on several GPUs pulls every layer onto one device against the hooks")
+            confidence = Confidence.LIKELY
+        yield Report(
+            node=move.call if move.call is not None else move.node,
+            message=(
+                f"{what}. Remove this `.{move.method}()` and move the inputs instead: "
+                f"`inputs = inputs.to(model.device)`."
+            ),
+            confidence=confidence,
+            ctx=move.ctx,
+        )

@@ -1,0 +1,80 @@
+"""DEV201 load-without-map-location: a program that runs without a GPU loads a checkpoint
+without `map_location`, so a checkpoint saved from CUDA cannot be read there."""
+
+from __future__ import annotations
+
+from devlint.findings import Confidence, Severity
+from devlint.knowledge import torch as tk
+from devlint.rules._portability import fallback_device_text, fallback_events, supports_cpu
+from devlint.rules.base import Report, Rule
+
+rule = Rule(
+    code="DEV201",
+    name="load-without-map-location",
+    severity=Severity.WARNING,
+    summary="torch.load without map_location in a program that also runs on a machine without a GPU.",
+    why="""
+        `torch.load` puts every tensor back on the device it was saved from. A checkpoint saved
+        during GPU training holds CUDA tensors; on a machine without CUDA (which this program
+        supports: it falls back to the CPU) loading it raises `RuntimeError: Attempting to
+        deserialize object on a CUDA device but torch.cuda.is_available() is False`. On a machine
+        with fewer GPUs than the one that saved it, tensors saved from `cuda:1` fail the same way,
+        and in multi-process runs every rank loads onto the saving GPU. The same holds for
+        `torch.hub.load_state_dict_from_url` and `torch.utils.model_zoo.load_url`.
+    """,
+    bad="""
+        import torch
+        import torch.nn as nn
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = nn.Linear(8, 2)
+        model.load_state_dict(torch.load("model.pt"))
+        model.to(device)
+    """,
+    good="""
+        import torch
+        import torch.nn as nn
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = nn.Linear(8, 2)
+        model.load_state_dict(torch.load("model.pt", map_location=device))
+        model.to(device)
+    """,
+    limits="""
+        Only programs that choose the CPU when no GPU is available (a `device` with a CPU
+        fallback, or a move under `if torch.cuda.is_available():`) are checked: a script that
+        requires a GPU has nowhere else to load. A load under `if torch.cuda.is_available():`
+        is not reported. `map_location` passed through `**kwargs` counts as given.
+    """,
+)
+
+
+@rule.check
+def load_without_map_location(program):
+    if not supports_cpu(program):
+        return
+    fallback = fallback_events(program)
+    where = ""
+    if fallback:
+        where = f" (it falls back to the CPU at line {program.position(fallback[0].node)[0]})"
+    device = fallback_device_text(program) or "\"cpu\""
+    for made in program.made("load"):
+        if made.ctx.guarded:
+            continue
+        keys = [k for k, _ in made.args]
+        if "map_location" in keys or "**" in keys or "*" in keys:
+            continue
+        position = tk.MAP_LOCATION_POSITION.get(made.qual)
+        if position is None or keys.count(None) > position:
+            continue
+        short = made.qual.replace("torch.utils.model_zoo.", "model_zoo.").replace("torch.hub.", "torch.hub.")
+        yield Report(
+            node=made.node,
+            message=(
+                f"`{short}(...)` has no `map_location`: a checkpoint saved from a GPU is restored onto that GPU, "
+                f"so on a machine without CUDA, which this program supports{where}, it fails with "
+                f"`Attempting to deserialize object on a CUDA device`. Pass `map_location={device}`."
+            ),
+            confidence=Confidence.LIKELY,
+            ctx=made.ctx,
+        )

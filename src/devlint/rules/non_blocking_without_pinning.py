@@ -1,0 +1,89 @@
+"""DEV301 non-blocking-without-pinning: `.to(device, non_blocking=True)` on batches from a
+DataLoader that does not pin memory: the copy is synchronous anyway."""
+
+from __future__ import annotations
+
+from devlint.analysis.values import ORIGIN_BATCH
+from devlint.findings import Confidence, Severity
+from devlint.rules._portability import bool_fact, keyword_node, literal_bool
+from devlint.rules.base import Report, Rule
+
+rule = Rule(
+    code="DEV301",
+    name="non-blocking-without-pinning",
+    severity=Severity.INFO,
+    summary="non_blocking=True on batches from a DataLoader without pin_memory=True does nothing.",
+    why="""
+        A host-to-GPU copy can only overlap with computation when the source is in page-locked
+        (pinned) memory. Batches from a `DataLoader` without `pin_memory=True` are in pageable
+        memory, so `.to(device, non_blocking=True)` silently falls back to a synchronous copy:
+        the flag promises an overlap that never happens. Pin the loader's memory (or drop the
+        flag).
+    """,
+    bad="""
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        loader = DataLoader(TensorDataset(torch.randn(64, 8)), batch_size=16)
+        for (x,) in loader:
+            x = x.to(device, non_blocking=True)
+    """,
+    good="""
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        loader = DataLoader(TensorDataset(torch.randn(64, 8)), batch_size=16, pin_memory=True)
+        for (x,) in loader:
+            x = x.to(device, non_blocking=True)
+    """,
+    default_enabled=False,
+    limits="""
+        Only batches traced to a `DataLoader` built in the same file are checked; a loader whose
+        `pin_memory` is not a literal (`pin_memory=args.pin`, `**loader_kwargs`) counts as pinned,
+        and so does a batch pinned by hand (`x.pin_memory()`).
+    """,
+)
+
+
+def _pinned(loader) -> bool:
+    keys = [k for k, _ in loader.args]
+    if "**" in keys:
+        return True
+    value = next((v for k, v in loader.args if k == "pin_memory"), None)
+    if value is None:
+        return False
+    known = bool_fact(value)
+    if known is None:
+        known = literal_bool(next((a.value for a in loader.node.args if a.keyword is not None
+                                   and a.keyword.value == "pin_memory"), None))
+    return known is not False
+
+
+@rule.check
+def non_blocking_without_pinning(program):
+    loaders = {id(made.node): made for made in program.made("loader")}
+    for move in program.moves:
+        if not move.non_blocking or not move.target.on_device:
+            continue
+        if literal_bool(keyword_node(move.call, "non_blocking")) is not True:
+            continue
+        subject = move.subject
+        origin = subject.origin
+        if subject.has("pinned") or subject.has("managed") or origin is None or origin.category != ORIGIN_BATCH:
+            continue
+        loader = loaders.get(id(origin.node))
+        if loader is None or _pinned(loader):
+            continue
+        line = program.position(loader.node)[0]
+        yield Report(
+            node=move.call or move.node,
+            message=(
+                f"`non_blocking=True` has no effect here: `{move.subject_text}` comes from the DataLoader at line "
+                f"{line}, which does not pin memory, so the copy to the device is synchronous. Pass "
+                f"`pin_memory=True` to the DataLoader (or drop the flag)."
+            ),
+            confidence=Confidence.DEFINITE,
+            ctx=move.ctx,
+        )
