@@ -112,12 +112,12 @@ def check_text(
     except RecursionError:
         return [parse_error(path, "the file is nested too deeply to analyse (nothing in it was checked)")]
     findings: list[Finding] = []
-    seen: set[tuple[str, int]] = set()
+    seen: set[tuple[str, str, int]] = set()
     for rule in rules:
         for report in rule.run(program):
             ctx = getattr(report, "ctx", None)
             finding = program.finding(rule, report, ctx)
-            key = (rule.code, finding.line)
+            key = (rule.code, finding.path, finding.line)
             if key in seen:
                 continue
             seen.add(key)

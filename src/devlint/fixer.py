@@ -86,7 +86,12 @@ def fix_source(path: str, text: str, findings: list[Finding], recheck: Recheck, 
     current, current_findings = text, findings
     before = Counter(f.code for f in findings)
     for _ in range(MAX_ROUNDS):
-        todo = [f for f in current_findings if wanted(f, unsafe)]
+        todo, seen = [], set()
+        for finding in current_findings:
+            # one repair per description a round: `labels` used on two lines is moved once
+            if wanted(finding, unsafe) and finding.fix.description not in seen:  # type: ignore[union-attr]
+                seen.add(finding.fix.description)  # type: ignore[union-attr]
+                todo.append(finding)
         if not todo:
             break
         candidate = apply_edits(current, (e for f in todo for e in f.fix.edits))  # type: ignore[union-attr]

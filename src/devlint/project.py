@@ -155,6 +155,8 @@ class ProjectIndex:
             except OSError:
                 stale.add(path)
         self._resolved.clear()
+        for unit in self._by_path.values():
+            unit.display = display_path(unit.path)  # the current directory may have changed
         if stale:
             # other files' summaries may hold what the changed file defined: start over
             self._by_path.clear()

@@ -10,6 +10,8 @@ turns it into exit 3).
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -17,7 +19,7 @@ from devlint import engine
 from devlint import rules as _rules
 from devlint.config import Config
 from devlint.discover import DiscoveredFile
-from devlint.findings import Finding, Severity
+from devlint.findings import Finding, Phase, Severity
 from devlint.rank import rank_findings
 from devlint.selection import PARSE_ERROR_CODE
 from devlint.source import SourceUnit, read_source
@@ -82,8 +84,20 @@ def _to_cells(unit: SourceUnit, finding: Finding) -> Finding:
         last = unit.to_cell(statement_lines[1]) or start
         statement_lines = (first[1], last[1] if last[0] == first[0] else first[1])
     return finding.with_(
-        cell=cell, line=line, end_line=end_line, end_column=end_column, statement_lines=statement_lines
+        cell=cell, line=line, end_line=end_line, end_column=end_column, statement_lines=statement_lines,
+        message=_LINE_MENTION.sub(lambda m: _cell_line(unit, int(m.group(1)), cell), finding.message),
     )
+
+
+# "moved at line 9" in a message counts lines of the joined cells; say where that is in the notebook
+_LINE_MENTION = re.compile(r"\bline (\d+)\b")
+
+
+def _cell_line(unit: SourceUnit, joined_line: int, cell: int) -> str:
+    where = unit.to_cell(joined_line)
+    if where is None or joined_line > len(unit.cell_map or ()):
+        return f"line {joined_line}"
+    return f"line {where[1]}" if where[0] == cell else f"line {where[1]} of cell {where[0]}"
 
 
 def check_unit(unit: SourceUnit, settings: CheckSettings) -> list[Finding]:
@@ -101,15 +115,32 @@ def check_unit(unit: SourceUnit, settings: CheckSettings) -> list[Finding]:
             helpers["device_helpers"] = frozenset(settings.config.device_helpers)
         findings = engine.check_text(unit.text, unit.display, enabled=settings.enabled, **helpers)
     ignored = settings.config.ignored_for(unit.path)
-    findings = [
-        finding if finding.path == unit.display else finding.with_(path=unit.display)
-        for finding in findings
-        if finding.code in settings.enabled and finding.code not in ignored
-    ]
-    findings = apply_suppressions(findings, unit.text)
+    own = [f for f in findings if f.path == unit.display]
+    own = [f for f in own if f.code in settings.enabled and f.code not in ignored]
+    own = apply_suppressions(own, unit.text)
     if unit.is_notebook:
-        findings = [_to_cells(unit, finding) for finding in findings]
-    return findings
+        own = [_to_cells(unit, finding) for finding in own]
+    return own + _other_files(unit, [f for f in findings if f.path != unit.display], settings)
+
+
+def _other_files(unit: SourceUnit, findings: list[Finding], settings: CheckSettings) -> list[Finding]:
+    """Findings the check of `unit` located in other project files (`self.mask` in models.py,
+    reached from train.py): they keep their own path, and that file's per-file-ignores and
+    suppression comments apply to them."""
+    kept: list[Finding] = []
+    by_path: dict[str, list[Finding]] = {}
+    for finding in findings:
+        # shown like the checked file: absolute if it was named so, else relative to here
+        path = os.path.abspath(finding.path)
+        if not os.path.isabs(unit.display):
+            path = os.path.relpath(path)
+        by_path.setdefault(path, []).append(finding if path == finding.path else finding.with_(path=path))
+    for path, group in by_path.items():
+        ignored = settings.config.ignored_for(path)
+        group = [f for f in group if f.code in settings.enabled and f.code not in ignored]
+        if group:
+            kept.extend(apply_suppressions(group, read_source(path, display=path).text))
+    return kept
 
 
 def run_check(
@@ -121,13 +152,25 @@ def run_check(
     """Check every file and rank all findings together."""
     findings: list[Finding] = []
     sources: dict[str, SourceUnit] = {}
+    # a finding in models.py is reached from each script that uses it: keep one, preferring the
+    # copy from a program that tells when it crashes (models.py alone cannot; train.py can)
+    seen: dict[tuple, int] = {}
     total = len(files)
     for index, file in enumerate(files, start=1):
         unit = read_source(file.path, display=file.display)
-        found = check_unit(unit, settings)
-        if found:
-            findings.extend(found)
-            sources[unit.display] = unit
+        found = []
+        for finding in check_unit(unit, settings):
+            key = (os.path.abspath(finding.path), finding.cell, finding.line, finding.column, finding.code)
+            if key not in seen:
+                seen[key] = len(findings) + len(found)
+                found.append(finding)
+            elif (seen[key] < len(findings) and finding.phase is not Phase.UNKNOWN
+                  and findings[seen[key]].phase is Phase.UNKNOWN):
+                findings[seen[key]] = finding.with_(path=findings[seen[key]].path)
+        for finding in found:
+            if finding.path not in sources:
+                sources[finding.path] = unit if finding.path == unit.display else read_source(finding.path)
+        findings.extend(found)
         if progress is not None:
             progress(index, total, file.display, len(found))
     return RunResult(files_checked=total, findings=rank_findings(findings), sources=sources)
@@ -136,8 +179,9 @@ def run_check(
 def check_source(unit: SourceUnit, settings: CheckSettings) -> RunResult:
     """Check one already-read source (standard input); same result shape as run_check."""
     found = check_unit(unit, settings)
+    sources = {f.path: unit if f.path == unit.display else read_source(f.path) for f in found}
     return RunResult(
         files_checked=1,
         findings=rank_findings(found),
-        sources={unit.display: unit} if found else {},
+        sources=sources,
     )

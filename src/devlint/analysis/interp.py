@@ -686,6 +686,8 @@ class Interpreter:
                             frame, stmt)
         elif isinstance(target, cst.Attribute):
             owner = self.eval(target.value, frame)
+            if owner.obj == 0 and owner.kind in (Kind.MODULE, Kind.UNKNOWN):
+                self._deep_module_assign(target, value, frame, stmt)
             self.set_attribute(owner, target.attr.value, value, frame, stmt, target)
         elif isinstance(target, cst.Subscript):
             owner = self.eval(target.value, frame)
@@ -696,8 +698,34 @@ class Interpreter:
             if key is not None and owner.kind in (Kind.DICT, Kind.BATCH, Kind.ENCODING, Kind.LIST, Kind.OBJECT) \
                     and isinstance(target.value, cst.Name):
                 frame.env[target.value.value] = owner.set_field(key, value)
+            elif owner.kind is Kind.MODULE and owner.obj and owner.qual in tk.REGISTERING_CONTAINERS:
+                # `model.layers[2] = nn.Linear(...)`: nn.ModuleList / Sequential / ModuleDict register it
+                stored = self._registered_form(owner, code_of(target), value, frame, stmt)
+                self.rebind(frame, owner.obj, owner.set_field(key if key is not None else f"<{code_of(target)}>",
+                                                              stored))
+            elif owner.obj == 0 and owner.kind in (Kind.MODULE, Kind.UNKNOWN):
+                self._deep_module_assign(target, value, frame, stmt)
         elif isinstance(target, cst.StarredElement):
             self.assign(target.value, UNKNOWN, frame, stmt)
+
+    def _deep_module_assign(self, target: cst.BaseExpression, value: Value, frame: Frame,
+                            stmt: cst.CSTNode) -> None:
+        """`model.classifier[6] = nn.Linear(...)` / `model.head.fc = ...` into parts of a library
+        model the analysis does not track: the new module still becomes a registered part of the
+        root model, so a host module assigned after the root was moved is remembered on it."""
+        if not (value.kind is Kind.MODULE or value.has("param")) or not value.place.on_host:
+            return
+        root = target
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        if not isinstance(root, cst.Name) or root is target:
+            return
+        owner = self.lookup(root.value, frame)
+        if owner.kind is not Kind.MODULE or not owner.obj or not owner.place.on_device:
+            return
+        path = code_of(target)
+        stored = self._registered_form(owner, path.split(".", 1)[-1], value, frame, stmt)
+        self.rebind(frame, owner.obj, owner.set_field(f"<{path}>", stored))
 
     def set_attribute(self, owner: Value, attr: str, value: Value, frame: Frame, stmt: cst.CSTNode,
                       target: cst.CSTNode) -> None:
@@ -881,7 +909,22 @@ class Interpreter:
                 return value
         if owner.kind is Kind.LOADER and attr == "dataset":
             return owner.get_field("dataset") or Value(Kind.DATASET, HOST)
+        if owner.kind in (Kind.OBJECT, Kind.DATASET, Kind.CLASS) and owner.node is not None:
+            return self._method_value(owner, attr)  # `collate_fn=train_set.collate`
         return UNKNOWN
+
+    def _method_value(self, owner: Value, attr: str) -> Value:
+        """A method of a program class taken as a value: bound to the instance (a staticmethod
+        is not bound); properties and classmethods stay unknown."""
+        info = self.classes.get(id(owner.node))
+        method = self._find_method(info, attr) if info is not None else None
+        if method is None:
+            return UNKNOWN
+        decorators = {(dotted(d.decorator) or "").rsplit(".", 1)[-1] for d in method[1].decorators}
+        if decorators - {"staticmethod"}:
+            return UNKNOWN
+        bound = () if "staticmethod" in decorators or owner.kind is Kind.CLASS else ((0, owner),)
+        return Value(Kind.FUNCTION, NO_TENSORS, qual=f"{method[0].name}.{attr}", node=method[1], fields=bound)
 
     def _class_attribute(self, info: ClassInfo, attr: str, frame: Frame) -> Value | None:
         """A class-level attribute (`device = "cuda"` in a config class, a dataclass default), found
@@ -946,6 +989,8 @@ class Interpreter:
 
     def item_of(self, value: Value, key: object, text: str) -> Value:
         """`value[key]` / unpacking position `key` / attribute `key` of a batch."""
+        if value.has("hf_dataset"):  # `dataset["train"]`
+            return value
         if key is not None:
             field = value.get_field(key)
             if field is not None:
@@ -994,6 +1039,10 @@ class Interpreter:
         if value.kind is Kind.BATCH:
             return self.item_of(value, None, "")
         if value.kind is Kind.MODULE and value.qual in tk.REGISTERING_CONTAINERS and value.fields:
+            late = next((c for _, c in value.fields if c.place.on_host and c.origin is not None
+                         and c.origin.category == ORIGIN_AFTER_MOVE), None)
+            if late is not None and value.place.on_device:
+                return late  # iterating visits every child, the one put in after the move too
             return self._children(value)
         return UNKNOWN
 
@@ -1352,6 +1401,8 @@ class Interpreter:
         qual = canonical(qual)
         if qual.startswith("builtins."):
             return self._call_builtin(qual[9:], node, args, kwargs, frame)
+        if matches(qual, lib.HF_DATASETS):  # its rows may be formatted onto a device anywhere: unknown
+            return Value(Kind.UNKNOWN, UNKNOWN_PLACE, facts=frozenset({"hf_dataset"}))
         if qual in self.move_helpers and args:
             return self.move_value(node, args[0], device_at("device", node), "to", frame, False)
         if qual in self.device_helpers:
@@ -1605,9 +1656,10 @@ class Interpreter:
         elif place is None and name in ("tensor", "as_tensor") and args and args[0].kind is Kind.TENSOR:
             value = Value(Kind.TENSOR, args[0].place, args[0].origin)
         elif place is None:
-            in_hot_path = frame.ctx.role == "forward" or frame.ctx.in_loop
+            # `torch.tensor(rows)` wraps host data (DEV101 where it meets the device); made inside
+            # forward it is a factory that forgot `device=` (DEV105), like torch.zeros anywhere
             category = ORIGIN_FACTORY
-            if qual in tk.DATA_FACTORIES and not (in_hot_path and qual not in tk.HOST_ONLY_FACTORIES):
+            if qual in tk.DATA_FACTORIES and (frame.ctx.role != "forward" or qual in tk.HOST_ONLY_FACTORIES):
                 category = ORIGIN_DATA
             value = Value(Kind.TENSOR, HOST, Origin(category, node, f"`{code_of(node.func)}(...)`"))
         else:
@@ -1743,7 +1795,7 @@ class Interpreter:
                 batch = self._collate_batch(collate, dataset, node, frame, origin)
             elif dataset.kind is Kind.DATASET:
                 batch = self._as_batch(self._dataset_batch(dataset, node, frame, origin), origin, default_collate=True)
-            elif dataset.has("placed_items"):  # a datasets object formatted with device=...
+            elif dataset.has("placed_items") or dataset.has("hf_dataset"):  # `datasets`: may be on a device
                 batch = Value(Kind.BATCH, UNKNOWN_PLACE, origin)
             else:
                 batch = Value(Kind.BATCH, HOST, origin)
@@ -1965,6 +2017,8 @@ class Interpreter:
                 merged = replace(merged, elem=join(self.element_of(receiver), new_elem))
             self.assign(target, merged, frame, node)
             return NONE_VALUE
+        if kind is Kind.UNKNOWN and receiver.has("hf_dataset"):  # .map / .filter / .with_format ...
+            return receiver
         if kind is Kind.UNKNOWN and name in ("with_format", "set_format") and "device" in kwargs:
             # a Hugging Face `datasets` object that yields tensors already on a device
             placed = receiver.with_facts("placed_items")
@@ -2335,6 +2389,15 @@ class Interpreter:
         name = code_of(node.func)
         operation = f"the call of `{name}`"
         reported = False
+        info = self.classes.get(id(module.node)) if module.node is not None else None
+        method = self._find_method(info, "forward") if info is not None else None
+        if method is not None and not module.place.on_host and not module.has("managed") \
+                and not module.has("scatters") and not module.has("dispatched"):
+            # the program's own forward: its operations say which inputs meet what (a packed
+            # sequence's `lengths` rightly stay on the CPU); input meets are reported here, at the call
+            result = self._forward_reported_at_call(module, method, node, args, kwargs, inputs, frame)
+            if result is not None:
+                return result
         if module.place.where is Where.NONE and len(inputs) >= 2:
             reported = self.meet(node, inputs, operation, frame)  # a loss or activation: inputs meet
         elif module.place.where is not Where.NONE and not module.has("managed"):
@@ -2345,8 +2408,6 @@ class Interpreter:
                 reported = self.meet(node, [weights] + [v for v in inputs if v.place.on_device], operation, frame)
             else:
                 reported = self.meet(node, [weights] + inputs, operation, frame)
-        info = self.classes.get(id(module.node)) if module.node is not None else None
-        method = self._find_method(info, "forward") if info is not None else None
         if method is None and module.place.on_device and not reported:
             # a library model: its forward runs every registered part on the inputs
             for part in self.effective_host_parts(module):
@@ -2392,6 +2453,24 @@ class Interpreter:
     @staticmethod
     def _as_moved(value: Value, module: Value) -> Value:
         return value
+
+    def _forward_reported_at_call(self, module: Value, method: tuple, node: cst.Call, args: list[Value],
+                                  kwargs: dict[str, Value], inputs: list[Value], frame: Frame) -> Value | None:
+        """Run a local module's forward; a meet inside it whose host side is one of the call's
+        inputs is the caller's bug (DEV101 at `model(inputs)`), so it is re-attributed to the call."""
+        start = len(self.events)
+        result = self.call_function(method[1], [module] + list(args), kwargs, node, frame,
+                                    class_info=method[0], is_method=True, role="forward")
+        input_origins = {id(v.origin) for v in inputs if v.origin is not None and v.place.known}
+        input_origins |= {id(f.origin) for v in inputs for _, f in v.fields if f.origin is not None}
+        for index in range(start, len(self.events)):
+            event = self.events[index]
+            if isinstance(event, Meet) and event.host.origin is not None and id(event.host.origin) in input_origins:
+                self.events[index] = replace(event, node=node, ctx=self.ctx(frame),
+                                             operation=f"the call of `{code_of(node.func)}`")
+        if result.kind is not Kind.UNKNOWN or result.place.known:
+            return result
+        return None
 
     # --- classes and functions ---------------------------------------------------------
     def instantiate(self, info: ClassInfo, args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode,
