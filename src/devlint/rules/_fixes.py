@@ -70,8 +70,10 @@ def move_after_construction(program: "Program", meet: "Meet") -> Fix | None:
     call = move_call(meet.device.place.device)
     if origin is None or origin.node is None or call is None or not isinstance(origin.node, cst.Call):
         return None
-    if not _defined_before(program, meet.device, origin.node) and not meet.device.place.device.startswith(("'", '"')) \
-            and call != ".cuda()":
+    device = meet.device.place.device
+    if not (_defined_before(program, meet.device, origin.node) or device.startswith(("'", '"'))
+            or call == ".cuda()" or (_NAME.match(device) and "." not in device
+                                     and _global_defined_before(program, device, origin.node))):
         return None
     line, col, end_line, end_col = program.position(origin.node)
     return Fix(f"move the module to the device where it is built: `...{call}`", False,
@@ -82,10 +84,10 @@ def move_assigned_value(program: "Program", meet: "Meet") -> Fix | None:
     """DEV106: `model.fc = nn.Linear(...)` -> `model.fc = nn.Linear(...).to(device)`."""
     origin = meet.host.origin
     call = move_call(meet.device.place.device)
-    if origin is None or call is None or not isinstance(origin.node, cst.SimpleStatementLine):
+    if origin is None or call is None:
         return None
-    assign = next((s for s in origin.node.body if isinstance(s, cst.Assign)), None)
-    if assign is None:
+    assign = _assignment(origin.node)
+    if not isinstance(assign, cst.Assign):
         return None
     line, col, end_line, end_col = program.position(assign.value)
     return Fix(f"move the new part to the device: `...{call}`", False,
@@ -95,9 +97,9 @@ def move_assigned_value(program: "Program", meet: "Meet") -> Fix | None:
 def register_buffer(program: "Program", meet: "Meet") -> Fix | None:
     """DEV104: `self.mask = t` -> `self.register_buffer("mask", t)`."""
     origin = meet.host.origin
-    if origin is None or not isinstance(origin.node, cst.SimpleStatementLine):
+    if origin is None:
         return None
-    assign = next((s for s in origin.node.body if isinstance(s, (cst.Assign, cst.AnnAssign))), None)
+    assign = _assignment(origin.node)
     if assign is None or assign.value is None:
         return None
     target = assign.targets[0].target if isinstance(assign, cst.Assign) else assign.target
@@ -109,6 +111,31 @@ def register_buffer(program: "Program", meet: "Meet") -> Fix | None:
     value = fixes.code(assign.value)
     return fixes.replace_node(program, assign, f'{owner}.register_buffer("{attr}", {value})',
                               f'register it: `{owner}.register_buffer("{attr}", ...)`', safe=False)
+
+
+def _assignment(node: cst.CSTNode | None) -> cst.Assign | cst.AnnAssign | None:
+    if isinstance(node, (cst.Assign, cst.AnnAssign)):
+        return node
+    if isinstance(node, cst.SimpleStatementLine):
+        return next((s for s in node.body if isinstance(s, (cst.Assign, cst.AnnAssign))), None)
+    return None
+
+
+def _global_defined_before(program: "Program", name: str, node: cst.CSTNode) -> bool:
+    """`name` is assigned at module level above `node` (or `node` is inside a function, which
+    runs after the module level has defined its globals)."""
+    node_path, (line, col, _, _) = program.locate(node)
+    if node_path != program.path:
+        return False
+    for stmt in program.module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                targets = small.targets if isinstance(small, cst.Assign) else ()
+                for target in targets:
+                    if isinstance(target.target, cst.Name) and target.target.value == name:
+                        stmt_line = program.position(stmt)[0]
+                        return stmt_line < line or col > 1
+    return False
 
 
 def factory_device(program: "Program", meet: "Meet") -> Fix | None:
@@ -175,3 +202,26 @@ def to_host(program: "Program", node: cst.CSTNode, value: Value) -> Fix | None:
             return Fix(f"copy `{label}` to the host first: `{label}.detach().cpu()`", False,
                        ((end_line, end_col, end_line, end_col, ".detach().cpu()"),))
     return None
+
+
+def drop_move(program: "Program", move) -> Fix | None:
+    """DEV108: delete `loader.to(device)` / `loader = loader.to(device)`, a statement that does
+    nothing but crash, for objects that never live on a device (DataLoader, Dataset, tokenizer,
+    optimizer). Lists, dicts and arrays are left alone: their intent is a real move."""
+    from devlint.analysis.values import Kind
+
+    if move.subject.kind not in (Kind.LOADER, Kind.DATASET, Kind.TOKENIZER, Kind.OPTIMIZER):
+        return None
+    stmt = move.ctx.statement
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    small = stmt.body[0]
+    if isinstance(small, cst.Expr) and small.value is move.call:
+        pass
+    elif isinstance(small, cst.Assign) and small.value is move.call and len(small.targets) == 1 \
+            and fixes.code(small.targets[0].target).strip() == move.subject_text:
+        pass
+    else:
+        return None
+    return fixes.delete_statement(program, stmt, f"remove `{move.subject_text}.{move.method}(...)`: "
+                                  f"it has no such method", safe=True)

@@ -3,6 +3,7 @@
 from devlint.analysis.values import ORIGIN_AFTER_MOVE
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_side, when_it_crashes
+from devlint.rules import _fixes
 from devlint.rules.base import FixSafety, Report, Rule
 
 rule = Rule(
@@ -48,4 +49,5 @@ def assigned_after_move(program):
             ),
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,
+            fix=_fixes.move_assigned_value(program, meet),
         )

@@ -3,6 +3,7 @@
 from devlint.analysis.values import ORIGIN_FACTORY
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_side, value_name, when_it_crashes
+from devlint.rules import _fixes
 from devlint.rules.base import FixSafety, Report, Rule
 
 rule = Rule(
@@ -77,4 +78,5 @@ def host_factories_meet_device(program):
             ),
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,
+            fix=_fixes.factory_device(program, meet),
         )

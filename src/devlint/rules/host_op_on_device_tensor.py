@@ -2,6 +2,7 @@
 
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_side, when_it_crashes
+from devlint.rules import _fixes
 from devlint.rules.base import FixSafety, Report, Rule
 
 rule = Rule(
@@ -14,7 +15,7 @@ rule = Rule(
         `Tensor.__array__` / `Tensor.numpy()`, and that memory must be on the host. A tensor on
         a GPU raises `TypeError: can't convert cuda:0 device type tensor to numpy. Use
         Tensor.cpu() to copy the tensor to host memory first.`, whether it is `.numpy()` called
-        explicitly or an implicit conversion such as `np.sum(t)`, `np.array(preds)`,
+        explicitly or an implicit conversion such as `np.argsort(t)`, `np.array(preds)`,
         `accuracy_score(labels, preds)` or `plt.plot(t)`. The crash usually comes at the end of
         an epoch, when metrics are computed, after the whole epoch of training has run.
         `.item()` and `.tolist()` copy to the host themselves and are fine.
@@ -29,7 +30,7 @@ rule = Rule(
         inputs = torch.randn(8, 4).to(device)
         with torch.no_grad():
             scores = model(inputs)
-        print(np.sum(scores, axis=0))
+        print(np.argsort(scores, axis=1))
     """,
     good="""
         import numpy as np
@@ -41,9 +42,9 @@ rule = Rule(
         inputs = torch.randn(8, 4).to(device)
         with torch.no_grad():
             scores = model(inputs)
-        print(np.sum(scores.cpu().numpy(), axis=0))
+        print(np.argsort(scores.cpu().numpy(), axis=1))
     """,
-    fix=FixSafety.NONE,
+    fix=FixSafety.UNSAFE,
     limits="""
         Only tensors the analysis knows to be on a device are reported; host-only functions that
         never read tensor data (`np.random.seed`, `plt.figure`, `plt.savefig`, ...) are not.
@@ -68,4 +69,5 @@ def device_tensor_to_host_only_code(program):
             ),
             confidence=Confidence.DEFINITE,
             ctx=use.ctx,
+            fix=_fixes.to_host(program, use.node, value),
         )

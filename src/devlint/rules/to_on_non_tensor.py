@@ -2,6 +2,7 @@
 
 from devlint.analysis.values import Kind
 from devlint.findings import Severity
+from devlint.rules import _fixes
 from devlint.rules.base import FixSafety, Report, Rule
 
 rule = Rule(
@@ -54,4 +55,5 @@ def to_on_objects_without_to(program):
                 f"AttributeError as soon as the line runs; {advice}."
             ),
             ctx=move.ctx,
+            fix=_fixes.drop_move(program, move),
         )

@@ -3,6 +3,7 @@
 from devlint.analysis.values import ORIGIN_BATCH, ORIGIN_DATA, ORIGIN_TOKENIZER
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_expr, device_side, value_name, when_it_crashes, where_from
+from devlint.rules import _fixes
 from devlint.rules.base import FixSafety, Report, Rule
 
 rule = Rule(
@@ -66,4 +67,5 @@ def host_data_meets_device(program):
             ),
             confidence=Confidence.LIKELY if meet.likely or host.place.cond else Confidence.DEFINITE,
             ctx=meet.ctx,
+            fix=_fixes.move_before_use(program, meet),
         )

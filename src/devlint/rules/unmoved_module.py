@@ -3,6 +3,7 @@
 from devlint.analysis.values import ORIGIN_MODULE, Kind
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_expr, device_side, value_name, when_it_crashes, where_from
+from devlint.rules import _fixes
 from devlint.rules.base import FixSafety, Report, Rule
 
 rule = Rule(
@@ -63,4 +64,5 @@ def host_module_called_with_device_tensors(program):
             ),
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,
+            fix=_fixes.move_after_construction(program, meet),
         )

@@ -3,6 +3,7 @@
 from devlint.analysis.values import ORIGIN_ATTRIBUTE
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_side, when_it_crashes
+from devlint.rules import _fixes
 from devlint.rules.base import FixSafety, Report, Rule
 
 rule = Rule(
@@ -76,4 +77,5 @@ def plain_tensor_attributes(program):
             message=message,
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,
+            fix=_fixes.register_buffer(program, meet),
         )
