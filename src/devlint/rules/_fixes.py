@@ -225,3 +225,36 @@ def drop_move(program: "Program", move) -> Fix | None:
         return None
     return fixes.delete_statement(program, stmt, f"remove `{move.subject_text}.{move.method}(...)`: "
                                   f"it has no such method", safe=True)
+
+
+def map_location(program: "Program", call: cst.CSTNode, device: str) -> Fix | None:
+    """DEV201: `torch.load(p)` -> `torch.load(p, map_location=<fallback device or "cpu">)`."""
+    if not isinstance(call, cst.Call):
+        return None
+    if not (device.startswith(("'", '"')) or (_NAME.match(device) and "." not in device
+                                              and _global_defined_before(program, device, call))):
+        device = '"cpu"'
+    return fixes.add_keyword(program, call, "map_location", device,
+                             f"load onto {device} first: `map_location={device}`", safe=True)
+
+
+def env_before_cuda(program: "Program", env_stmt: cst.CSTNode | None, init_stmt: cst.CSTNode | None) -> Fix | None:
+    """DEV203: move a module-level `os.environ[...] = ...` line above the first CUDA call, when
+    both are plain module-level statements and `os` is imported above that call."""
+    body = list(program.module.body)
+    if env_stmt not in body or init_stmt not in body or not isinstance(env_stmt, cst.SimpleStatementLine):
+        return None
+    init_line = program.position(init_stmt)[0]
+    imports_os = False
+    for stmt in body[: body.index(init_stmt)]:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Import) and any((fixes.code(a.name).strip() == "os") and a.asname is None
+                                                          for a in small.names):
+                    imports_os = True
+    if not imports_os or body.index(env_stmt) < body.index(init_stmt):
+        return None
+    text = fixes.code(env_stmt.with_changes(leading_lines=[]))
+    first, _, last, _ = program.position(env_stmt)
+    return Fix("set it before the first CUDA call", True,
+               ((init_line, 1, init_line, 1, text), (first, 1, last + 1, 1, "")))

@@ -7,7 +7,8 @@ from devlint.analysis.events import Made
 from devlint.findings import Confidence, Severity
 from devlint.knowledge import torch as tk
 from devlint.rules._portability import describe_init, is_cuda_init
-from devlint.rules.base import Report, Rule
+from devlint.rules import _fixes
+from devlint.rules.base import FixSafety, Report, Rule
 
 rule = Rule(
     code="DEV203",
@@ -40,6 +41,7 @@ rule = Rule(
         device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
         x = torch.randn(4, 8).to(device)
     """,
+    fix=FixSafety.SAFE,
     limits="""
         Order is the order the analysis runs the program in: module code, then the functions it
         calls. A function no call reaches is checked on its own, after the module code. Both
@@ -88,4 +90,5 @@ def late_visible_devices(program):
             ),
             confidence=Confidence.DEFINITE,
             ctx=event.ctx,
+            fix=_fixes.env_before_cuda(program, event.ctx.statement, init.ctx.statement),
         )

@@ -6,7 +6,8 @@ from __future__ import annotations
 from devlint.findings import Confidence, Severity
 from devlint.knowledge import torch as tk
 from devlint.rules._portability import fallback_device_text, fallback_events, supports_cpu
-from devlint.rules.base import Report, Rule
+from devlint.rules import _fixes
+from devlint.rules.base import FixSafety, Report, Rule
 
 rule = Rule(
     code="DEV201",
@@ -40,6 +41,7 @@ rule = Rule(
         model.load_state_dict(torch.load("model.pt", map_location=device))
         model.to(device)
     """,
+    fix=FixSafety.SAFE,
     limits="""
         Only programs that choose the CPU when no GPU is available (a `device` with a CPU
         fallback, or a move under `if torch.cuda.is_available():`) are checked: a script that
@@ -77,4 +79,5 @@ def load_without_map_location(program):
             ),
             confidence=Confidence.LIKELY,
             ctx=made.ctx,
+            fix=_fixes.map_location(program, made.node, device),
         )
