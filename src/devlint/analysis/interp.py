@@ -12,7 +12,7 @@ from __future__ import annotations
 import builtins
 import re
 import os
-from dataclasses import replace
+from dataclasses import fields as dataclass_fields, replace
 from typing import TYPE_CHECKING, Callable, Iterable
 
 import libcst as cst
@@ -594,6 +594,10 @@ class Interpreter:
         self._stmt = node
         iterable = self.eval(node.iter, frame)
         elem = self.element_of(iterable)
+        if iterable.kind is Kind.DATASET and iterable.node is not None and iterable.elem is None:
+            # `for x, y in dataset:` yields what the program's own __getitem__ returns, uncollated
+            elem = self._dataset_item(iterable, node, frame,
+                                      Origin(ORIGIN_BATCH, node.iter, f"an item of `{code_of(node.iter)}`"))
         kind = "data" if self._is_data_iter(iterable) else ("epoch" if "range" in code_of(node.iter)[:6] else "other")
 
         def body(f: Frame) -> None:
@@ -858,7 +862,22 @@ class Interpreter:
 
     def _eval_attribute(self, node: cst.Attribute, frame: Frame) -> Value:
         owner = self.eval(node.value, frame)
-        return self.get_attribute(owner, node.attr.value, node, frame)
+        value = self.get_attribute(owner, node.attr.value, node, frame)
+        if value.kind is Kind.UNKNOWN and owner.obj == 0 and owner.kind in (Kind.MODULE, Kind.UNKNOWN):
+            return self._deep_field(node, frame) or value
+        return value
+
+    def _deep_field(self, node: cst.CSTNode, frame: Frame) -> Value | None:
+        """What `_deep_module_assign` stored for `model.classifier[6]` on the root model."""
+        root = node
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return None
+        owner = self.lookup(root.value, frame)
+        if owner.kind is not Kind.MODULE or not any(isinstance(k, str) and k.startswith("<") for k, _ in owner.fields):
+            return None
+        return owner.get_field(f"<{code_of(node)}>")
 
     def get_attribute(self, owner: Value, attr: str, node: cst.CSTNode, frame: Frame) -> Value:
         if owner.kind is Kind.REF:
@@ -960,6 +979,10 @@ class Interpreter:
         if owner.kind is Kind.REF:
             return UNKNOWN  # typing subscripts such as list[int]
         key = self._constant_key(node)
+        if key is not None and owner.obj == 0 and owner.kind in (Kind.MODULE, Kind.UNKNOWN):
+            stored = self._deep_field(node, frame)
+            if stored is not None:
+                return stored
         if key is not None:
             return self.item_of(owner, key, code_of(node))
         if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
@@ -1024,6 +1047,8 @@ class Interpreter:
         if value.kind in (Kind.LOADER, Kind.DATASET):
             if value.elem is not None:
                 return value.elem
+            if value.kind is Kind.DATASET and value.node is not None:
+                return Value(Kind.BATCH, UNKNOWN_PLACE)  # the program's own __getitem__ decides
             return Value(Kind.BATCH, HOST, Origin(ORIGIN_BATCH, None, "a batch"))
         if value.kind in (Kind.LIST, Kind.TUPLE):
             if value.elem is not None:
@@ -1487,7 +1512,11 @@ class Interpreter:
                            tuple([(None, a) for a in args] + list(kwargs.items())), text=code_of(node)))
             return value
         if matches(qual, tk.WRAPPERS):
-            return args[0] if args else UNKNOWN
+            inner = args[0] if args else kwargs.get("module", UNKNOWN)
+            if qual.endswith("DistributedDataParallel") and inner.kind is Kind.MODULE \
+                    and ("device_ids" in kwargs or len(args) > 1):
+                return inner.with_facts("scatters")  # DDP moves its inputs to device_ids[0] itself
+            return inner
         if qual.startswith("torch.nn.") and qual.count(".") == 2 and qual[9:10].isupper():
             return self._nn_module(qual, node, args, kwargs, frame)
         if qual == "copy.deepcopy" and args:
@@ -1728,7 +1757,8 @@ class Interpreter:
         origin = self._module_origin(node, frame, f"`{code_of(node.func)}(...)`")
         if matches(qual, lib.MODEL_WRAPPERS):  # adapters are built where the base model's weights are
             if args and args[0].kind is Kind.MODULE:
-                return replace(args[0], qual=qual)
+                base = args[0]
+                return replace(base, qual=qual, origin=replace(base.origin, name="") if base.origin else None)
             return Value(Kind.MODULE, UNKNOWN_PLACE, origin, obj=new_obj_id(), qual=qual)
         dispatched = self._dispatched_place(node, kwargs)
         if dispatched is not None:
@@ -1780,7 +1810,8 @@ class Interpreter:
             return single, frozenset()  # one device: the same as `.to(device)`, no hooks
         facts = {"dispatched"} | ({"quantized"} if quantized else set()) | (
             {"quantized8"} if given("load_in_8bit") else set())
-        return device_at(code_of(arg_node) if single is None else single.device, arg_node), frozenset(facts)
+        where = f"device_map={code_of(arg_node)}" if single is None else single.device
+        return device_at(where, arg_node), frozenset(facts)
 
     def _loader(self, node: cst.Call, args: list[Value], kwargs: dict[str, Value], frame: Frame) -> Value:
         dataset = args[0] if args else kwargs.get("dataset", UNKNOWN)
@@ -1951,7 +1982,9 @@ class Interpreter:
             info = self.classes.get(id(receiver.node))
             if info is not None and name in info.class_attrs and name not in info.methods:
                 # `self.norm(x)` with `norm = nn.LayerNorm(...)` in the class body
-                return self.call_value(self.get_attribute(receiver, name, node, frame), node, args, kwargs, frame)
+                held = self.get_attribute(receiver, name, node, frame)
+                if held.kind is Kind.MODULE:
+                    return self.call_value(held, node, args, kwargs, frame)
         kind = receiver.kind
         if kind is Kind.TENSOR or (kind is Kind.UNKNOWN and receiver.place.known):
             return self._tensor_method(receiver, name, node, args, kwargs, frame)
@@ -2707,7 +2740,7 @@ class Interpreter:
     def _is_generator(self, fn: cst.FunctionDef) -> bool:
         cached = self._generators.get(id(fn))
         if cached is None:
-            cached = "yield" in _function_source(fn)
+            cached = _mentions_yield(fn)
             self._generators[id(fn)] = cached
         return cached
 
@@ -2745,15 +2778,37 @@ def _shape(value: Value, depth: int = 0) -> Value:
                    elem=_shape(value.elem, depth + 1) if value.elem is not None else None)
 
 
-def _function_source(fn: cst.FunctionDef) -> str:
-    """The function's own statements as text, without nested functions and classes (cheap
-    enough for a yes/no question about `yield`, unlike a CSTVisitor, which rebuilds nodes)."""
-    parts = []
-    for stmt in _block(fn.body):
-        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            continue
-        parts.append(_EMPTY_MODULE.code_for_node(stmt))
-    return "".join(parts)
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _mentions_yield(fn: cst.FunctionDef) -> bool:
+    """Whether the function's own statements (nested functions and classes left out) contain the
+    text "yield": a `yield`, or a name, string or comment holding it.
+
+    The same answer as looking for "yield" in the generated code of those statements, read from
+    the nodes' fields instead: generating the code cost more than the rest of the analysis."""
+    stack: list[object] = [stmt for stmt in _block(fn.body) if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef))]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Yield):
+            return True
+        names = _FIELD_NAMES.get(type(node))
+        if names is None:
+            names = _FIELD_NAMES[type(node)] = tuple(f.name for f in dataclass_fields(node))  # type: ignore[arg-type]
+        for name in names:
+            value = getattr(node, name)
+            if isinstance(value, str):
+                if "yield" in value:
+                    return True
+            elif isinstance(value, cst.CSTNode):
+                stack.append(value)
+            elif isinstance(value, (tuple, list)):
+                for item in value:
+                    if isinstance(item, cst.CSTNode):
+                        stack.append(item)
+                    elif isinstance(item, str) and "yield" in item:
+                        return True
+    return False
 
 
 _STATEMENTS: dict[type, Callable] = {

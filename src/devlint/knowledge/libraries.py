@@ -65,6 +65,12 @@ DEVICE_MAP_STRATEGIES = frozenset({"auto", "balanced", "balanced_low_0", "sequen
 MODEL_WRAPPERS = frozenset({"peft.get_peft_model", "peft.PeftModel.from_pretrained",
                             "peft.prepare_model_for_kbit_training"})
 
+# Hugging Face `datasets`: what they yield depends on a format (`with_format("torch",
+# device=...)`) that may be set anywhere, so their rows are of unknown placement
+HF_DATASETS = frozenset({"datasets.load_dataset", "datasets.load_from_disk", "datasets.Dataset.*",
+                         "datasets.DatasetDict*", "datasets.IterableDataset.*",
+                         "datasets.concatenate_datasets", "datasets.interleave_datasets"})
+
 # --- frameworks that place data and models themselves -------------------------------------
 
 ACCELERATORS = frozenset({"accelerate.Accelerator", "lightning.Fabric",

@@ -4,11 +4,15 @@ DataLoader runs them in worker processes or pins their output."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Iterator
 
 from devlint.analysis.events import Made
 from devlint.analysis.values import Kind, Value
 from devlint.findings import Confidence, Severity
 from devlint.rules.base import FixSafety, Report, Rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.program import Program
 
 rule = Rule(
     code="DEV110",
@@ -86,6 +90,8 @@ def _argument(made: Made, name: str) -> Value | None:
     for key, value in made.args:
         if key == name:
             return value
+        if key == "**" and value.kind is Kind.DICT and value.get_field(name) is not None:
+            return value.get_field(name)  # `DataLoader(ds, **loader_kwargs)`
     positional = [value for key, value in made.args if key is None]
     index = _POSITION.get(name)
     if index is not None and len(positional) > index:
@@ -137,7 +143,7 @@ def _where(made: Made) -> str:
 
 
 @rule.check
-def cuda_work_in_loader_workers(program):
+def cuda_work_in_loader_workers(program: "Program") -> Iterator[Report]:
     fresh_start = any(_FRESH_START.search(m.text or "") for m in program.made("start_method"))
     loaders = {m.value.obj: m for m in program.made("loader")}
     for made in program.made("worker_move"):

@@ -1,9 +1,14 @@
 """DEV113 dispatched-model-moved: a model placed by `device_map=` or quantisation is moved again."""
 
+from typing import TYPE_CHECKING, Iterator
+
 from devlint.analysis.values import Kind
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import value_name, where_from
 from devlint.rules.base import FixSafety, Report, Rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.program import Program
 
 rule = Rule(
     code="DEV113",
@@ -52,7 +57,7 @@ rule = Rule(
 
 
 @rule.check
-def moving_a_dispatched_model(program):
+def moving_a_dispatched_model(program: "Program") -> Iterator[Report]:
     for move in program.moves:
         subject = move.subject
         if subject.kind is not Kind.MODULE or not subject.has("dispatched") or move.method not in ("to", "cuda"):

@@ -1,9 +1,14 @@
 """DEV109 host-op-on-device-tensor: a device tensor handed to code that reads host memory."""
 
+from typing import TYPE_CHECKING, Iterator
+
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_side, when_it_crashes
 from devlint.rules import _fixes
 from devlint.rules.base import FixSafety, Report, Rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.program import Program
 
 rule = Rule(
     code="DEV109",
@@ -55,7 +60,7 @@ rule = Rule(
 
 
 @rule.check
-def device_tensor_to_host_only_code(program):
+def device_tensor_to_host_only_code(program: "Program") -> Iterator[Report]:
     for use in program.host_uses:
         value = use.value
         yield Report(
