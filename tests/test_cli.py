@@ -102,8 +102,9 @@ def test_explain(invoke):
     out = invoke("explain", "dev107")
     assert out.exit_code == 0
     assert out.stdout.startswith("DEV107 discarded-to (error, on by default)")
-    for section in ("Why", "Bad", "Good", "Fix: safe automatic fix"):
-        assert section in out.stdout
+    for section in ("What it does", "Why it crashes", "Example", "Use instead", "Fix safety", "Known limits"):
+        assert f"\n{section}\n" in out.stdout
+    assert "Safe: `devlint check --fix` applies it" in out.stdout
 
 
 def test_explain_unknown_code_is_a_usage_error(invoke):
@@ -415,7 +416,7 @@ def test_text_format(project, invoke):
     assert out.exit_code == 1
     assert "\x1b[" not in out.stdout  # no colour when stdout is not a terminal
     lines = out.stdout.splitlines()
-    assert lines[0] == "devlint: 1 error in 1 file, most urgent first"
+    assert lines[0] == "devlint: 1 error will crash this run at the first training step."
     assert "train.py:4:5 DEV107 [error] discarded-to here" in lines
     start = lines.index("train.py:4:5 DEV107 [error] discarded-to here")
     assert lines[start + 1 : start + 5] == [

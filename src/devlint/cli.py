@@ -13,7 +13,6 @@ import importlib
 import os
 from dataclasses import replace
 import sys
-import textwrap
 from typing import Any, Sequence
 
 import click
@@ -27,7 +26,7 @@ EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 
-FORMAT_CHOICES = ("text", "concise", "json")
+FORMAT_CHOICES = ("text", "concise", "json", "sarif", "github")
 FAIL_ON_CHOICES = ("error", "warning", "info", "never")
 SIMULATE_MODULE = "devlint.simulate.cli"
 RUN_HELP = "Run a script as if a GPU were present, to hit its device crashes (needs torch)."
@@ -186,7 +185,8 @@ def cli(ctx: click.Context) -> int:
     type=click.Choice(FORMAT_CHOICES),
     default="text",
     show_default=True,
-    help="text: ranked report with source excerpts; concise: one line per finding; json: machine-readable.",
+    help="text: ranked report with source excerpts; concise: one line per finding; json: machine-readable; "
+    "sarif: SARIF 2.1.0 for code scanning; github: GitHub Actions annotations.",
 )
 @click.option("--select", multiple=True, metavar="CODES", help="Run only these codes or prefixes (DEV1, DEV101, ALL).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Do not run these codes or prefixes.")
@@ -213,9 +213,23 @@ def cli(ctx: click.Context) -> int:
     "--jobs",
     type=click.IntRange(min=1),
     default=None,
-    help="Worker processes. Accepted for compatibility; files are currently checked in one process.",
+    help="Worker processes (default: the number of CPUs; 1 checks everything in this process).",
 )
-@click.option("--no-cache", is_flag=True, help="Do not use the result cache. Accepted; there is no cache yet.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache (.devlint_cache/).")
+@click.option(
+    "--baseline",
+    "baseline_file",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=str),
+    help="Report only findings not recorded in FILE (written by --write-baseline).",
+)
+@click.option(
+    "--write-baseline",
+    "write_baseline_file",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=str),
+    help="Record today's findings in FILE and exit 0; later runs with --baseline FILE report only new ones.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary line.")
 @click.option("-v", "--verbose", is_flag=True, help="Print each checked file to stderr; tracebacks on internal errors.")
 def check_command(
@@ -235,6 +249,8 @@ def check_command(
     no_cache: bool,
     quiet: bool,
     verbose: bool,
+    baseline_file: str | None = None,
+    write_baseline_file: str | None = None,
 ) -> int:
     """Check files, folders and notebooks for device bugs.
 
@@ -269,6 +285,7 @@ def check_command(
         raise UsageProblem(str(exc)) from None
     threshold = (fail_on or config.fail_on or "warning").lower()
     settings = CheckSettings(enabled=enabled, config=config)
+    baseline = _read_baseline(baseline_file, write_baseline_file)
 
     _tolerate_unencodable_output()
     if stdin_filename is not None:
@@ -301,7 +318,19 @@ def check_command(
         except PathNotFoundError as exc:
             raise UsageProblem(f"path not found: {exc}") from None
 
-        result = run_check(files, settings, progress=_print_progress if verbose else None)
+        progress = _print_progress if verbose else _TerminalProgress.maybe(quiet)
+        from devlint.cache import default_cache_root
+        from devlint.runner import default_jobs
+
+        run_options: dict[str, Any] = {
+            "jobs": jobs or default_jobs(),
+            "cache_root": None if no_cache else default_cache_root(config, targets),
+        }
+        try:
+            result = run_check(files, settings, progress=progress, **run_options)
+        finally:
+            if isinstance(progress, _TerminalProgress):
+                progress.close()
         if fix or diff:
             from devlint.fixer import unified_diff
             from devlint.fixrun import fix_files
@@ -322,12 +351,23 @@ def check_command(
                 click.echo(f"Fixed {count} finding{'s' if count != 1 else ''} in "
                            f"{len(fixes.changed)} file{'s' if len(fixes.changed) != 1 else ''}.", err=True)
             if fixes.changed:
-                result = run_check(files, settings)
+                result = run_check(files, settings, **run_options)
 
+    if write_baseline_file is not None:
+        return _write_baseline(write_baseline_file, result, quiet)
+    known = 0
+    if baseline is not None:
+        from devlint.baseline import apply_baseline
+
+        before = len(result.findings)
+        result = apply_baseline(result, baseline)
+        known = before - len(result.findings)
     render(format_name, result, sys.stdout)
     sys.stdout.flush()
     if not quiet:
         click.echo(summary_line(result), err=True)
+        if known:
+            click.echo(f"{known} finding{'s' if known != 1 else ''} recorded in {baseline_file} not shown.", err=True)
 
     return _exit_code(result.findings, threshold, exit_zero)
 
@@ -339,6 +379,82 @@ def _exit_code(findings: list, threshold: str, exit_zero: bool) -> int:
 
     limit = Severity(threshold)
     return EXIT_FINDINGS if any(f.severity.at_least(limit) for f in findings) else EXIT_OK
+
+
+def _read_baseline(baseline_file: str | None, write_baseline_file: str | None) -> Any:
+    """The baseline to compare against (None without --baseline); a bad file is a usage error."""
+    if baseline_file is not None and write_baseline_file is not None:
+        raise click.UsageError("--baseline and --write-baseline cannot be used together")
+    if baseline_file is None:
+        return None
+    from devlint.baseline import BaselineError, load_baseline
+
+    try:
+        return load_baseline(baseline_file)
+    except BaselineError as exc:
+        raise UsageProblem(str(exc)) from None
+
+
+def _write_baseline(file: str, result: Any, quiet: bool) -> int:
+    from devlint.baseline import BaselineError, write_baseline
+
+    try:
+        count = write_baseline(file, result)
+    except BaselineError as exc:
+        raise UsageProblem(str(exc)) from None
+    if not quiet:
+        click.echo(
+            f"Recorded {count} finding{'s' if count != 1 else ''} in {file}; "
+            f"`devlint check --baseline {file}` reports only new ones.",
+            err=True,
+        )
+    return EXIT_OK
+
+
+class _TerminalProgress:
+    """A transient progress bar on a terminal's stderr, shown only once a run has taken more
+    than a second: never in pipes, CI logs, tests or under -q, and gone when the run ends."""
+
+    DELAY = 1.0
+
+    def __init__(self) -> None:
+        import time
+
+        self._clock = time.monotonic
+        self._start = self._clock()
+        self._bar: Any = None
+        self._task: Any = None
+
+    @classmethod
+    def maybe(cls, quiet: bool) -> "_TerminalProgress | None":
+        stream = sys.stderr
+        isatty = getattr(stream, "isatty", None)
+        if quiet or isatty is None or not isatty():
+            return None
+        if os.environ.get("CI") or os.environ.get("TERM") == "dumb":
+            return None
+        return cls()
+
+    def __call__(self, index: int, total: int, display: str, count: int) -> None:
+        if self._bar is None:
+            if index >= total or self._clock() - self._start < self.DELAY:
+                return
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            console = Console(file=sys.stderr, color_system=None if os.environ.get("NO_COLOR") else "auto")
+            self._bar = Progress(
+                TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                TextColumn("{task.description}"), console=console, transient=True,
+            )
+            self._bar.start()
+            self._task = self._bar.add_task("", total=total)
+        self._bar.update(self._task, completed=index, description=display)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
 
 
 def _print_progress(index: int, total: int, display: str, count: int) -> None:
@@ -370,50 +486,17 @@ def rules_command() -> int:
     return EXIT_OK
 
 
-_FIX_WORDING = {
-    "none": "no automatic fix",
-    "safe": "safe automatic fix (`devlint check --fix` applies it)",
-    "unsafe": "automatic fix that changes what the program does (only with `--fix --unsafe-fixes`)",
-}
-
-
 @cli.command("explain")
 @click.argument("code")
 def explain_command(code: str) -> int:
-    """Explain a rule, with a bad and a fixed example."""
+    """Explain a rule: what it does, why it crashes, an example and the fix."""
+    from devlint.docs import rule_text
     from devlint.rules import rule_by_code
 
     rule = rule_by_code(code.strip())
     if rule is None:
         raise UsageProblem(f"unknown rule code {code!r} (see `devlint rules` for the list)")
-
-    def indent(text: str) -> str:
-        return textwrap.indent(text, "    ")
-
-    def paragraphs(text: str) -> str:
-        blocks = [" ".join(block.split()) for block in text.split("\n\n") if block.strip()]
-        return "\n\n".join(indent(textwrap.fill(block, width=84)) for block in blocks)
-
-    default = "on by default" if rule.default_enabled else "off unless selected"
-    parts = [
-        f"{rule.code} {rule.name} ({rule.severity.value}, {default})",
-        "",
-        rule.summary,
-        "",
-        "Why",
-        paragraphs(rule.why),
-        "",
-        "Bad",
-        indent(rule.bad),
-        "",
-        "Good",
-        indent(rule.good),
-        "",
-        f"Fix: {_FIX_WORDING.get(rule.fix.value, rule.fix.value)}",
-    ]
-    if rule.limits:
-        parts += ["", "Limits", paragraphs(rule.limits)]
-    click.echo("\n".join(parts))
+    click.echo(rule_text(rule))
     return EXIT_OK
 
 

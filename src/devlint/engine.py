@@ -89,6 +89,7 @@ def check_text(
     project: ProjectIndex | None = None,
     move_helpers: frozenset[str] = frozenset(),
     device_helpers: frozenset[str] = frozenset(),
+    depends: set[str] | None = None,
 ) -> list[Finding]:
     """Analyse one Python source and return its findings (unsuppressed, unranked).
 
@@ -111,6 +112,23 @@ def check_text(
                           project=project, source=text)
     except RecursionError:
         return [parse_error(path, "the file is nested too deeply to analyse (nothing in it was checked)")]
+    if depends is not None:  # the other project files this result depends on (the result cache)
+        depends.update(str(unit.path) for unit in program.interpreter.units.values())
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10000))
+    try:
+        findings = _run_rules(rules, program)
+    except RecursionError:
+        return [parse_error(path, "the file is nested too deeply to analyse (nothing in it was checked)")]
+    finally:
+        sys.setrecursionlimit(limit)
+    findings.sort(key=lambda f: (f.line, f.column, f.code))
+    return findings
+
+
+def _run_rules(rules: list, program: Program) -> list[Finding]:
+    """The enabled rules' findings, one per (code, file, line); positions (deeply recursive
+    in libcst for deeply nested code) are resolved here, only for files with a report."""
     findings: list[Finding] = []
     seen: set[tuple[str, str, int]] = set()
     for rule in rules:
@@ -122,5 +140,4 @@ def check_text(
                 continue
             seen.add(key)
             findings.append(finding)
-    findings.sort(key=lambda f: (f.line, f.column, f.code))
     return findings

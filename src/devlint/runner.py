@@ -2,7 +2,9 @@
 
 discover -> read -> engine.check_text -> per-file-ignores -> suppression comments -> notebook
 cell mapping -> ranking. `check_unit` is the per-file unit of work and takes and returns plain,
-picklable data, so worker processes and a result cache can wrap it later without changing it.
+picklable data; `run_check` wraps it in a result cache (devlint.cache) and, for more than a few
+files, in worker processes (`jobs`), and merges what comes back in file order, so the output
+does not depend on either. Files without any device signal are not parsed (devlint.prefilter).
 A file that cannot be read or decoded becomes a DEV000 finding for that file; the other files
 are checked as usual. Anything else that goes wrong is a bug in devlint and propagates (the CLI
 turns it into exit 3).
@@ -13,19 +15,23 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
-from devlint import engine
+from devlint import prefilter
 from devlint import rules as _rules
 from devlint.config import Config
 from devlint.discover import DiscoveredFile
 from devlint.findings import Finding, Phase, Severity
 from devlint.rank import rank_findings
 from devlint.selection import PARSE_ERROR_CODE
-from devlint.source import SourceUnit, read_source
+from devlint.source import NOTEBOOK_SUFFIX, SourceUnit, decode_notebook, decode_source, read_source
 from devlint.suppress import apply_suppressions
 
-__all__ = ["CheckSettings", "RunResult", "check_unit", "run_check", "read_error_finding"]
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.cache import ResultCache
+
+__all__ = ["CheckSettings", "RunResult", "check_unit", "check_chunk", "default_jobs", "run_check",
+           "read_error_finding"]
 
 
 @dataclass(frozen=True)
@@ -100,8 +106,11 @@ def _cell_line(unit: SourceUnit, joined_line: int, cell: int) -> str:
     return f"line {where[1]}" if where[0] == cell else f"line {where[1]} of cell {where[0]}"
 
 
-def check_unit(unit: SourceUnit, settings: CheckSettings) -> list[Finding]:
-    """Findings of one read file after rule selection, per-file-ignores and suppression comments."""
+def check_unit(unit: SourceUnit, settings: CheckSettings, *, depends: set[str] | None = None) -> list[Finding]:
+    """Findings of one read file after rule selection, per-file-ignores and suppression comments.
+
+    `depends`, when given, receives the real paths of the other project files the result
+    depends on (what the analysis read, and where findings in other files are)."""
     if not unit.ok:
         if PARSE_ERROR_CODE not in settings.enabled:
             return []
@@ -113,14 +122,26 @@ def check_unit(unit: SourceUnit, settings: CheckSettings) -> list[Finding]:
             helpers["move_helpers"] = frozenset(settings.config.move_helpers)
         if settings.config.device_helpers:
             helpers["device_helpers"] = frozenset(settings.config.device_helpers)
-        findings = engine.check_text(unit.text, unit.display, enabled=settings.enabled, **helpers)
+        if not prefilter.needs_analysis(unit.text, settings.config.move_helpers + settings.config.device_helpers) \
+                and (PARSE_ERROR_CODE not in settings.enabled or prefilter.compiles(unit.text, unit.display)):
+            findings = []  # nothing in it can be reported (devlint.prefilter says why), and it parses
+        else:
+            # a file the prefilter passes but CPython cannot compile is parsed by libcst as
+            # usual, so its DEV000 is exactly the one a full check reports
+            from devlint import engine
+
+            findings = engine.check_text(unit.text, unit.display, enabled=settings.enabled, depends=depends,
+                                         **helpers)
     ignored = settings.config.ignored_for(unit.path)
     own = [f for f in findings if f.path == unit.display]
     own = [f for f in own if f.code in settings.enabled and f.code not in ignored]
     own = apply_suppressions(own, unit.text)
     if unit.is_notebook:
         own = [_to_cells(unit, finding) for finding in own]
-    return own + _other_files(unit, [f for f in findings if f.path != unit.display], settings)
+    others = [f for f in findings if f.path != unit.display]
+    if depends is not None:
+        depends.update(os.path.realpath(f.path) for f in others)
+    return own + _other_files(unit, others, settings)
 
 
 def _other_files(unit: SourceUnit, findings: list[Finding], settings: CheckSettings) -> list[Finding]:
@@ -148,18 +169,23 @@ def run_check(
     settings: CheckSettings,
     *,
     progress: ProgressFn | None = None,
+    jobs: int = 1,
+    cache_root: str | os.PathLike[str] | None = None,
 ) -> RunResult:
-    """Check every file and rank all findings together."""
+    """Check every file and rank all findings together.
+
+    `jobs` > 1 checks files in that many worker processes (when there is enough to check);
+    `cache_root` is the folder whose `.devlint_cache/` holds the result cache (None: no cache).
+    Neither changes the result."""
     findings: list[Finding] = []
     sources: dict[str, SourceUnit] = {}
     # a finding in models.py is reached from each script that uses it: keep one, preferring the
     # copy from a program that tells when it crashes (models.py alone cannot; train.py can)
     seen: dict[tuple, int] = {}
     total = len(files)
-    for index, file in enumerate(files, start=1):
-        unit = read_source(file.path, display=file.display)
+    for index, (file, unit, checked) in enumerate(_checked_files(files, settings, jobs, cache_root), start=1):
         found = []
-        for finding in check_unit(unit, settings):
+        for finding in checked:
             key = (os.path.abspath(finding.path), finding.cell, finding.line, finding.column, finding.code)
             if key not in seen:
                 seen[key] = len(findings) + len(found)
@@ -174,6 +200,161 @@ def run_check(
         if progress is not None:
             progress(index, total, file.display, len(found))
     return RunResult(files_checked=total, findings=rank_findings(findings), sources=sources)
+
+
+# --- cache and worker processes -----------------------------------------------------------------
+
+# below this much source to check, starting worker processes costs more than it saves
+PARALLEL_MIN_FILES = 4
+PARALLEL_MIN_BYTES = 48_000
+# chunks per worker: enough to even out unequal files, few enough that the files of one folder
+# (a script and the models it imports) mostly land in the same worker and are parsed once there
+CHUNKS_PER_WORKER = 4
+
+
+def default_jobs() -> int:
+    """The CPUs this process may run on (a container's or taskset's limit, not the machine's)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))  # type: ignore[attr-defined]
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _read(file: DiscoveredFile, hashing: bool) -> tuple[SourceUnit, str | None]:
+    """The file's SourceUnit and the digest of the bytes it was decoded from (None: not hashed)."""
+    try:
+        with open(file.path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return read_source(file.path, display=file.display), None  # the same error unit as ever
+    if file.path.endswith(NOTEBOOK_SUFFIX):
+        unit = decode_notebook(data, file.display, file.path)
+    else:
+        unit = decode_source(data, file.display, file.path)
+    if not hashing:
+        return unit, None
+    from devlint.cache import digest
+
+    return unit, digest(data)
+
+
+def check_chunk(items: list[tuple[int, SourceUnit]], settings: CheckSettings
+                ) -> list[tuple[int, list[Finding], list[str]]]:
+    """A worker process's share: (index, findings, files the result depends on) per file.
+
+    A module-level function of plain data in and out, so it works with every start method
+    (fork, forkserver, spawn)."""
+    out = []
+    for index, unit in items:
+        depends: set[str] = set()
+        found = check_unit(unit, settings, depends=depends)
+        out.append((index, found, sorted(depends)))
+    return out
+
+
+def _chunks(todo: list[int], units: list[SourceUnit], workers: int) -> list[list[int]]:
+    """Consecutive runs of the files to check (discovery sorts them, so a folder stays together),
+    of about equal size."""
+    sizes = [len(units[i].text or "") + 2_000 for i in todo]  # + the fixed cost of a file
+    target = max(sum(sizes) / (workers * CHUNKS_PER_WORKER), 1.0)
+    chunks: list[list[int]] = []
+    current: list[int] = []
+    size = 0
+    for index, cost in zip(todo, sizes):
+        current.append(index)
+        size += cost
+        if size >= target:
+            chunks.append(current)
+            current, size = [], 0
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def _pool_context():  # type: ignore[no-untyped-def]
+    """fork where it is safe (Linux, no other thread yet: workers start with devlint loaded),
+    else spawn; check_chunk works with either."""
+    import multiprocessing
+    import sys
+    import threading
+
+    if sys.platform.startswith("linux") and threading.active_count() == 1 \
+            and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def _checked_files(
+    files: Sequence[DiscoveredFile], settings: CheckSettings, jobs: int, cache_root: str | os.PathLike[str] | None,
+) -> Iterator[tuple[DiscoveredFile, SourceUnit, list[Finding]]]:
+    """(file, unit, findings) for every file, in the order of `files`: from the cache, this
+    process, or worker processes."""
+    cache: ResultCache | None = None
+    if cache_root is not None:
+        from devlint.cache import ResultCache
+
+        cache = ResultCache(cache_root, settings)
+    hashing = cache is not None
+
+    def store(unit: SourceUnit, content: str | None, found: list[Finding], depends: Iterable[str]) -> None:
+        if cache is not None and content is not None:
+            cache.put(unit.path, unit.display, content, found, depends)
+
+    if jobs <= 1:  # stream: read, look up, check, one file at a time
+        for file in files:
+            unit, content = _read(file, hashing)
+            hit = cache.get(unit.path, unit.display, content) if cache is not None and content else None
+            if hit is None:
+                depends: set[str] = set()
+                hit = check_unit(unit, settings, depends=depends)
+                store(unit, content, hit, depends)
+            yield file, unit, hit
+        return
+
+    units: list[SourceUnit] = []
+    contents: list[str | None] = []
+    done: dict[int, list[Finding]] = {}
+    for index, file in enumerate(files):
+        unit, content = _read(file, hashing)
+        units.append(unit)
+        contents.append(content)
+        if cache is not None and content is not None:
+            cache.note_digest(unit.path, content)
+            hit = cache.get(unit.path, unit.display, content)
+            if hit is not None:
+                done[index] = hit
+    todo = [i for i in range(len(files)) if i not in done]
+    size = sum(len(units[i].text or "") for i in todo)
+    if len(todo) < PARALLEL_MIN_FILES or size < PARALLEL_MIN_BYTES:
+        for index, file in enumerate(files):
+            if index not in done:
+                depends = set()
+                done[index] = check_unit(units[index], settings, depends=depends)
+                store(units[index], contents[index], done[index], depends)
+            yield file, units[index], done.pop(index)
+        return
+
+    from concurrent.futures import ProcessPoolExecutor
+
+    chunks = _chunks(todo, units, jobs)
+    chunk_of = {index: number for number, chunk in enumerate(chunks) for index in chunk}
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), mp_context=_pool_context())
+    try:
+        futures = [pool.submit(check_chunk, [(i, units[i]) for i in chunk], settings) for chunk in chunks]
+        collected: set[int] = set()
+        for index, file in enumerate(files):
+            number = chunk_of.get(index)
+            if number is not None and number not in collected:
+                collected.add(number)
+                for i, found, depends_list in futures[number].result():
+                    done[i] = found
+                    store(units[i], contents[i], found, depends_list)
+                futures[number] = None  # type: ignore[call-overload]  # let its result go
+            yield file, units[index], done.pop(index)
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
 
 
 def check_source(unit: SourceUnit, settings: CheckSettings) -> RunResult:

@@ -6,7 +6,6 @@ metadata costs as much as a second parse.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator, TypeVar
 
@@ -22,10 +21,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 E = TypeVar("E", bound=Event)
 
-_EVAL = re.compile(r"(^|_|\.)(eval|evaluate|evaluation|valid|validate|validation|val|test|testing)(_|$|\.)|"
-                   r"(^|_|\.)(val|valid|eval|test)_?(step|epoch|loop|one_epoch)", re.I)
-_INFER = re.compile(r"(^|_|\.)(predict|prediction|infer|inference|generate|sample|serve|demo)(_|$|\.)", re.I)
-_CKPT = re.compile(r"(^|_|\.)(load|resume|restore|checkpoint|ckpt)(_|$|\.)", re.I)
 
 
 @dataclass
@@ -35,6 +30,7 @@ class Program:
     interpreter: "Interpreter"
     events: list[Event] = field(default_factory=list)
     _positions: object | None = None
+    _phases: object | None = None
 
     # --- what rules read ---------------------------------------------------------------
     def of(self, kind: type[E]) -> Iterator[E]:
@@ -89,21 +85,14 @@ class Program:
 
     # --- phases ------------------------------------------------------------------------
     def phase(self, ctx: Context) -> Phase:
-        """When the crash would happen, from where the event sits in the program."""
-        names = (ctx.function,) + ctx.callers
-        if any(_CKPT.search(n) for n in names[:1]) and "load" in ctx.function.lower():
-            return Phase.CHECKPOINT
-        if ctx.no_grad or any(_EVAL.search(n) for n in names):
-            if any(_INFER.search(n) for n in names):
-                return Phase.INFERENCE
-            return Phase.EVALUATION
-        if any(_INFER.search(n) for n in names):
-            return Phase.INFERENCE
-        if ctx.in_loop or ctx.role in ("forward", "getitem", "collate"):
-            return Phase.TRAINING
-        if ctx.function == "<module>" and not ctx.callers:
-            return Phase.MODULE
-        return Phase.TRAINING
+        """When the crash would happen, from where the event sits in the program
+        (analysis/phases.py); the syntax is read once, on the first call."""
+        if self._phases is None:
+            from devlint.analysis.phases import PhaseOracle
+
+            modules = [self.module] + [u.module for u in self.interpreter.units.values() if u.module is not self.module]
+            self._phases = PhaseOracle(modules, self.module)
+        return self._phases.phase(ctx)  # type: ignore[attr-defined]
 
     # --- findings ----------------------------------------------------------------------
     def finding(self, rule: "Rule", report: "Report", ctx: Context | None) -> Finding:

@@ -19,6 +19,8 @@ FORMATS: dict[str, str] = {
     "text": "text",
     "concise": "concise",
     "json": "json_",
+    "sarif": "sarif",
+    "github": "github",
 }
 
 Renderer = Callable[["RunResult", TextIO], None]
