@@ -263,6 +263,9 @@ class Interpreter:
         # that deep generic code (a library's internals) cannot cost more than a few passes
         self.steps_left = min(MAX_STEPS, 3_000 + 4 * len(module.body) + 2 * _count_lines(module))
         self._generators: dict[int, bool] = {}
+        # a text without "yield" has no generator: its functions need no look inside (_is_generator)
+        self._yield_free_module = module if source is not None and "yield" not in source else None
+        self._plain_functions: set[int] | None = None
         self._reexports: list[str] = []  # names being followed through re-exports (cycle guard)
         self._stars: dict[int, list[str]] = {}  # id(module) -> modules it imports with `*`
         # the checked file itself, when another project file imports it back (`from train import x`)
@@ -2740,7 +2743,10 @@ class Interpreter:
     def _is_generator(self, fn: cst.FunctionDef) -> bool:
         cached = self._generators.get(id(fn))
         if cached is None:
-            cached = _mentions_yield(fn)
+            if self._plain_functions is None:
+                self._plain_functions = (_function_ids(self._yield_free_module)
+                                         if self._yield_free_module is not None else set())
+            cached = id(fn) not in self._plain_functions and _mentions_yield(fn)
             self._generators[id(fn)] = cached
         return cached
 
@@ -2779,6 +2785,34 @@ def _shape(value: Value, depth: int = 0) -> Value:
 
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+_SUITE_HOLDERS = (cst.BaseCompoundStatement, cst.BaseSuite, cst.Else, cst.Finally, cst.ExceptHandler,
+                  cst.ExceptStarHandler, cst.MatchCase, cst.If)
+
+
+def _function_ids(module: cst.Module) -> set[int]:
+    """ids of every FunctionDef in the module, found through statement blocks only (a def can
+    only stand in one), so no expression is visited."""
+    ids: set[int] = set()
+    stack: list[cst.CSTNode] = list(module.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.FunctionDef):
+            ids.add(id(node))
+        if isinstance(node, cst.BaseSuite):
+            stack.extend(node.body)  # type: ignore[arg-type]
+            continue
+        if not isinstance(node, _SUITE_HOLDERS):
+            continue
+        names = _FIELD_NAMES.get(type(node))
+        if names is None:
+            names = _FIELD_NAMES[type(node)] = tuple(f.name for f in dataclass_fields(node))  # type: ignore[arg-type]
+        for name in names:
+            value = getattr(node, name)
+            if isinstance(value, _SUITE_HOLDERS):
+                stack.append(value)
+            elif isinstance(value, (tuple, list)):
+                stack.extend(item for item in value if isinstance(item, _SUITE_HOLDERS))
+    return ids
 
 
 def _mentions_yield(fn: cst.FunctionDef) -> bool:

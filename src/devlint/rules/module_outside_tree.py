@@ -3,7 +3,7 @@
 from devlint.analysis.values import ORIGIN_MODULE, ORIGIN_OUTSIDE_TREE, Kind
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_side, value_name, when_it_crashes, where_from
-from devlint.rules.base import FixSafety, Report, Rule
+from devlint.rules.base import Report, Rule
 
 rule = Rule(
     code="DEV103",
