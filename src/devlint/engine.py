@@ -5,7 +5,9 @@ This is the unit of work a worker process runs; it takes and returns plain data.
 
 from __future__ import annotations
 
+import ast
 import sys
+import warnings
 
 import libcst as cst
 
@@ -15,6 +17,8 @@ from devlint.analysis.program import Program
 from pathlib import Path
 
 from devlint.findings import Finding, Severity
+from devlint.limits import nesting_problem, size_problem
+from devlint.prefilter import compiles, needs_analysis
 from devlint.project import ProjectIndex, index_for, remember_parse
 from devlint.rules import all_rules, rule_by_code
 
@@ -38,15 +42,38 @@ def parse_error(path: str, message: str, line: int = 1, column: int = 1) -> Find
 
 def parse(text: str, path: str) -> cst.Module | Finding:
     """The libcst module, or a DEV000 finding that says why it could not be parsed."""
+    nested = nesting_problem(text)  # libcst's native parser would crash or take minutes
+    if nested is not None:
+        return parse_error(path, f"cannot parse this file: {nested[0]} (nothing in it was checked)", nested[1])
     try:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
+        python_says = _python_syntax_error(text)
+        if python_says is not None:  # CPython's wording names the problem ("Missing parentheses ...")
+            message, line, column = python_says
+            return parse_error(path, f"cannot parse this file: {message} (nothing in it was checked)", line, column)
         return parse_error(path, f"cannot parse this file: {exc.message} (nothing in it was checked)",
                            max(exc.raw_line, 1), max(exc.raw_column, 0) + 1)
     except RecursionError:
         return parse_error(path, "cannot parse this file: it is nested too deeply (nothing in it was checked)")
     except Exception as exc:  # libcst raises a few other error types on odd input
         return parse_error(path, f"cannot parse this file: {exc} (nothing in it was checked)")
+
+
+def _python_syntax_error(text: str) -> tuple[str, int, int] | None:
+    """CPython's own syntax error for a text libcst rejected (None when CPython accepts it)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, "<devlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        message = f"{exc.msg} (line {exc.lineno or 1})"
+        if "Missing parentheses in call to 'print'" in exc.msg or "Missing parentheses in call to 'exec'" in exc.msg:
+            message += "; this is Python 2 code, devlint reads Python 3"
+        return message, max(exc.lineno or 1, 1), max(exc.offset or 1, 1)
+    except (ValueError, RecursionError, MemoryError, OverflowError):
+        return None
+    return None
 
 
 def analyse(module: cst.Module, path: str, *, package: str = "",
@@ -97,6 +124,15 @@ def check_text(
     gives one DEV000 finding. Suppression comments, configuration and ranking are applied
     by the caller (devlint.runner).
     """
+    too_large = size_problem(len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass")))
+    if too_large is not None:  # parsing it would take minutes and gigabytes
+        return [parse_error(path, f"cannot check this file: {too_large}; nothing in it was checked")] \
+            if enabled is None or "DEV000" in enabled else []
+    if not needs_analysis(text, move_helpers | device_helpers) \
+            and (enabled is not None and "DEV000" not in enabled or compiles(text, path)):
+        # no device signal: nothing can be reported (devlint.prefilter says why), and CPython
+        # parses it; when CPython cannot, libcst below decides, so DEV000 is always libcst's
+        return []
     parsed = parse(text, path)
     if isinstance(parsed, Finding):
         return [parsed] if enabled is None or "DEV000" in enabled else []

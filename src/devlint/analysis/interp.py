@@ -786,22 +786,42 @@ class Interpreter:
 
     def rebind(self, frame: Frame, obj: int, new: Value) -> None:
         """Replace every alias of the mutable object `obj` (in-place change) with `new`."""
+        # hot (every `self.x = ...` rebinds the instance in every visible variable): leaves that
+        # are not the object are passed over without a call, and nothing is rebuilt unless a
+        # part changed
         def swap(v: Value, depth: int = 0) -> Value:
             if v.obj == obj:
                 return new
-            if depth > 3 or not (v.fields or v.elem is not None):
+            if depth > 3:
                 return v
-            fields = tuple((k, swap(f, depth + 1)) for k, f in v.fields)
-            elem = swap(v.elem, depth + 1) if v.elem is not None else None
-            if fields == v.fields and elem is v.elem:
+            fields = v.fields
+            changed: list[tuple[object, Value]] | None = None
+            for index, pair in enumerate(fields):
+                f = pair[1]
+                if f.obj != obj and not f.fields and f.elem is None:
+                    continue
+                nf = swap(f, depth + 1)
+                if nf is not f:
+                    if changed is None:
+                        changed = list(fields)
+                    changed[index] = (pair[0], nf)
+            elem = v.elem
+            if elem is not None and (elem.obj == obj or elem.fields or elem.elem is not None):
+                elem = swap(elem, depth + 1)
+            if changed is None and elem is v.elem:
                 return v
-            return replace(v, fields=fields, elem=elem)
+            return _copy_value(v, fields=tuple(changed) if changed is not None else fields, elem=elem)
 
         for env in (frame.env, self.module_env) if not frame.module_level else (frame.env,):
-            for key, v in list(env.items()):
+            updates = []
+            for key, v in env.items():
+                if v.obj != obj and not v.fields and v.elem is None:
+                    continue
                 nv = swap(v)
                 if nv is not v:
-                    env[key] = nv
+                    updates.append((key, nv))
+            for key, nv in updates:
+                env[key] = nv
 
     # ------------------------------------------------------------------ expressions
     def eval(self, node: cst.BaseExpression | None, frame: Frame, statement: bool = False) -> Value:
@@ -2774,12 +2794,27 @@ def _count_lines(module: cst.Module) -> int:
     return sum(1 + len(getattr(getattr(stmt, "body", None), "body", ()) or ()) for stmt in module.body)
 
 
+_FAST_COPY = not hasattr(Value, "__post_init__") and not hasattr(Value, "__slots__")
+
+
+def _copy_value(value: Value, **changes: object) -> Value:
+    """`dataclasses.replace` for a Value on hot paths, without its per-call field introspection
+    (Value has no __post_init__ to run; a plain copy of its attributes is the same object)."""
+    if not _FAST_COPY:  # pragma: no cover - Value changed shape: take the general road
+        return replace(value, **changes)
+    copy = object.__new__(type(value))
+    attributes = copy.__dict__
+    attributes.update(value.__dict__)
+    attributes.update(changes)
+    return copy
+
+
 def _shape(value: Value, depth: int = 0) -> Value:
     """A value without object identities, as a memo key: two instances of one class that hold
     the same abstract state behave the same in a call."""
     if depth > 2 or not (value.obj or value.fields or value.elem is not None):
         return value
-    return replace(value, obj=0,
+    return _copy_value(value, obj=0,
                    fields=tuple((k, _shape(f, depth + 1)) for k, f in value.fields),
                    elem=_shape(value.elem, depth + 1) if value.elem is not None else None)
 

@@ -1,0 +1,333 @@
+"""The result cache: findings of unchanged files are not computed again.
+
+An entry holds one checked file's findings (after per-file-ignores and suppression comments,
+exactly what `runner.check_unit` returned) and is valid while all of these stay the same:
+
+* the file's bytes (a BLAKE2 digest of them);
+* the bytes of every other project file the check read (`models.py` for `train.py`: an edit to
+  the model re-checks the script that uses it), recorded with their digests at check time;
+* the configuration a check depends on (enabled codes, move / device helpers, per-file-ignores
+  and the folder they are relative to), the devlint version and a fingerprint of devlint's own
+  source files (so that a developer's edit to a rule is never hidden by the cache), libcst's
+  version, and how the file is named and resolved (display path, real path, working folder,
+  package root).
+
+Entries live in `.devlint_cache/` at the project root, which holds a `.gitignore` of `*` so
+that it is never committed. Each entry is a JSON file (never pickle: reading a cache must not
+be able to run code) written to a temporary file and moved into place with `os.replace`, so
+concurrent runs never see half an entry; anything unreadable, truncated or of another shape is
+treated as a miss. A cache that cannot be written (a read-only tree) is silently skipped.
+
+Known limit: a project file that did not exist when an entry was written and appears later
+(a new `helpers.py` that an unchanged `train.py` already imported, or that shadows a library)
+does not invalidate the entry; `--no-cache` re-checks everything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from dataclasses import fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from devlint import __version__
+from devlint.findings import Confidence, Finding, Fix, Phase, Severity
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.config import Config
+    from devlint.runner import CheckSettings
+
+__all__ = ["CACHE_DIR_NAME", "ResultCache", "digest", "finding_to_json", "finding_from_json", "default_cache_root"]
+
+CACHE_DIR_NAME = ".devlint_cache"
+FORMAT = 1
+_ENTRIES = f"v{FORMAT}"
+_ROOT_MARKERS = (CACHE_DIR_NAME, ".git", ".hg", "pyproject.toml", "setup.py", "setup.cfg", "devlint.toml")
+
+
+def digest(data: bytes) -> str:
+    """Content digest of a file's bytes (fast, and collisions are not a practical concern)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+# --- findings <-> JSON ----------------------------------------------------------------------
+
+
+def finding_to_json(finding: Finding) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for f in fields(finding):
+        value = getattr(finding, f.name)
+        if isinstance(value, (Severity, Confidence, Phase)):
+            value = value.value
+        elif isinstance(value, Fix):
+            value = {"description": value.description, "safe": value.safe,
+                     "edits": [list(edit) for edit in value.edits]}
+        elif isinstance(value, tuple):
+            value = list(value)
+        data[f.name] = value
+    return data
+
+
+def finding_from_json(data: dict[str, Any]) -> Finding:
+    """The Finding `finding_to_json` wrote; raises (KeyError, TypeError, ValueError) on another shape."""
+    values = dict(data)
+    values["severity"] = Severity(values["severity"])
+    values["confidence"] = Confidence(values["confidence"])
+    values["phase"] = Phase(values["phase"])
+    fix = values.get("fix")
+    if fix is not None:
+        values["fix"] = Fix(description=str(fix["description"]), safe=bool(fix["safe"]),
+                            edits=tuple((int(a), int(b), int(c), int(d), str(e)) for a, b, c, d, e in fix["edits"]))
+    lines = values.get("statement_lines")
+    if lines is not None:
+        first, last = lines
+        values["statement_lines"] = (int(first), int(last))
+    if not isinstance(values.get("extra", {}), dict):
+        raise TypeError("extra must be an object")
+    return Finding(**values)
+
+
+# --- fingerprints -----------------------------------------------------------------------------
+
+_FINGERPRINT: str | None = None
+
+
+def _code_fingerprint() -> str:
+    """devlint's version, its own source files (name, size, mtime) and libcst's version."""
+    global _FINGERPRINT
+    if _FINGERPRINT is not None:
+        return _FINGERPRINT
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"{__version__}|{FORMAT}|{sys.version_info[0]}.{sys.version_info[1]}".encode())
+    package = Path(__file__).resolve().parent
+    stack = [package]
+    rows = []
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name != "__pycache__":
+                    stack.append(Path(entry.path))
+            elif entry.name.endswith(".py"):
+                try:
+                    st = entry.stat()
+                except OSError:
+                    continue
+                rows.append(f"{os.path.relpath(entry.path, package)}:{st.st_size}:{st.st_mtime_ns}")
+    for row in sorted(rows):
+        h.update(row.encode())
+    h.update(_libcst_version().encode())
+    _FINGERPRINT = h.hexdigest()
+    return _FINGERPRINT
+
+
+def _libcst_version() -> str:
+    """libcst's version without importing libcst (the warm path must stay cheap)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("libcst")
+    except (ImportError, ValueError):
+        return "?"
+    if spec is None or not spec.origin:
+        return "?"
+    folder = os.path.dirname(spec.origin)
+    for name in ("_version.py", "__init__.py"):
+        try:
+            with open(os.path.join(folder, name), "rb") as handle:
+                return digest(handle.read())
+        except OSError:
+            continue
+    return "?"
+
+
+def settings_fingerprint(settings: "CheckSettings") -> str:
+    config = settings.config
+    payload = {
+        "code": _code_fingerprint(),
+        "enabled": sorted(settings.enabled),
+        "move_helpers": sorted(config.move_helpers),
+        "device_helpers": sorted(config.device_helpers),
+        "per_file_ignores": [[pattern, list(codes)] for pattern, codes in config.per_file_ignores],
+        "root": os.path.abspath(config.root),
+    }
+    return digest(json.dumps(payload, sort_keys=True).encode())
+
+
+_PACKAGE_ROOTS: dict[str, str] = {}
+
+
+def _package_root(directory: str) -> str:
+    """The folder above the top-most package holding `directory` (how imports resolve)."""
+    cached = _PACKAGE_ROOTS.get(directory)
+    if cached is None:
+        root = directory
+        while os.path.isfile(os.path.join(root, "__init__.py")):
+            parent = os.path.dirname(root)
+            if parent == root:
+                break
+            root = parent
+        cached = _PACKAGE_ROOTS[directory] = root
+    return cached
+
+
+def default_cache_root(config: "Config", targets: Sequence[str]) -> Path:
+    """Where `.devlint_cache/` goes: the configuration's folder, else the nearest folder above
+    the first checked path that looks like a project root (.git, pyproject.toml, setup.py,
+    an existing cache), else the first checked folder itself."""
+    if config.source is not None:
+        return Path(config.root)
+    first = os.path.abspath(targets[0] if targets else ".")
+    start = first if os.path.isdir(first) else os.path.dirname(first)
+    folder = start
+    while True:
+        if any(os.path.exists(os.path.join(folder, marker)) for marker in _ROOT_MARKERS):
+            return Path(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return Path(start)
+        folder = parent
+
+
+# --- the cache --------------------------------------------------------------------------------
+
+
+class ResultCache:
+    """Findings per checked file, under `<root>/.devlint_cache/`."""
+
+    def __init__(self, root: str | os.PathLike[str], settings: "CheckSettings") -> None:
+        self.folder = Path(root) / CACHE_DIR_NAME
+        self.entries = self.folder / _ENTRIES
+        self._settings = settings_fingerprint(settings)
+        self._cwd = os.getcwd()
+        self._digests: dict[str, tuple[tuple[int, int], str | None]] = {}
+        self._writable = True
+        self._prepared: set[Path] = set()
+
+    # identity of one checked file: which entry holds it
+    def _key(self, path: str, display: str) -> str:
+        real = os.path.realpath(path)
+        ident = "\0".join((self._settings, self._cwd, display, real, _package_root(os.path.dirname(real))))
+        return digest(ident.encode())
+
+    def _entry_path(self, key: str) -> Path:
+        return self.entries / key[:2] / f"{key}.json"
+
+    def note_digest(self, path: str, value: str, stamp: tuple[int, int] | None = None) -> None:
+        """Remember the digest of bytes read elsewhere in this run (the checked files)."""
+        real = os.path.realpath(path)
+        if stamp is None:
+            try:
+                st = os.stat(real)
+            except OSError:
+                return
+            stamp = (st.st_mtime_ns, st.st_size)
+        self._digests[real] = (stamp, value)
+
+    def file_digest(self, path: str) -> str | None:
+        """Digest of a file as it is now (None when it cannot be read); memoised per (mtime, size)."""
+        real = os.path.realpath(path)
+        try:
+            st = os.stat(real)
+        except OSError:
+            return None
+        stamp = (st.st_mtime_ns, st.st_size)
+        known = self._digests.get(real)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        try:
+            with open(real, "rb") as handle:
+                value: str | None = digest(handle.read())
+        except OSError:
+            value = None
+        self._digests[real] = (stamp, value)
+        return value
+
+    def get(self, path: str, display: str, content: str) -> list[Finding] | None:
+        """The cached findings of this file with this content digest, or None (a miss)."""
+        try:
+            with open(self._entry_path(self._key(path, display)), "rb") as handle:
+                entry = json.loads(handle.read())
+            if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("digest") != content:
+                return None
+            depends = entry["depends"]
+            if not isinstance(depends, dict):
+                return None
+            for dep, expected in depends.items():
+                if self.file_digest(dep) != expected:
+                    return None
+            return [finding_from_json(item) for item in entry["findings"]]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None  # missing, unreadable, truncated or foreign: check the file again
+
+    def put(self, path: str, display: str, content: str, findings: Iterable[Finding],
+            depends: Iterable[str]) -> None:
+        """Record findings; `depends` are the other files (real paths) the check read."""
+        if not self._writable:
+            return
+        own = os.path.realpath(path)
+        deps: dict[str, str] = {}
+        for dep in depends:
+            if dep == own:
+                continue
+            value = self.file_digest(dep)
+            if value is None:
+                return  # a file it read is gone already: do not record a result that cannot be validated
+            deps[dep] = value
+        try:
+            text = json.dumps({"format": FORMAT, "digest": content, "depends": deps,
+                               "findings": [finding_to_json(f) for f in findings]})
+        except (TypeError, ValueError):
+            return  # something in a finding is not plain data: do not cache it
+        target = self._entry_path(self._key(path, display))
+        try:
+            self._prepare(target.parent)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(text)
+                os.replace(tmp, target)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except OSError:
+            self._writable = False  # read-only tree, full disk: run without writing
+
+    def _prepare(self, folder: Path) -> None:
+        if folder in self._prepared:
+            return
+        if not self.folder.is_dir():
+            self.folder.mkdir(parents=True, exist_ok=True)
+        ignore = self.folder / ".gitignore"
+        if not ignore.exists():
+            _write_atomic(ignore, "# written by devlint: its result cache is never committed\n*\n")
+            _write_atomic(self.folder / "CACHEDIR.TAG",
+                          "Signature: 8a477f597d28d172789f06886806bc55\n"
+                          "# This folder is devlint's result cache (https://bford.info/cachedir/).\n")
+        folder.mkdir(parents=True, exist_ok=True)
+        self._prepared.add(folder)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,107 @@
+"""What devlint refuses to analyse, decided cheaply before the parser sees the text.
+
+libcst's native parser overflows its stack (a segmentation fault, taking the whole run with it)
+on expressions nested some thousands of levels deep, and its time grows much faster than
+linearly with nesting and with file size: a 20 MB generated file takes minutes and gigabytes.
+No hand-written program comes near these limits, so a text beyond them becomes one DEV000
+finding that says which limit it passed, and every other file of the run is still checked.
+
+* `MAX_SOURCE_BYTES`: the Python text of one file (a notebook's joined code cells, not its
+  outputs). Larger files are generated code (protobuf stubs, exported weights, vendored
+  bundles); the message suggests excluding them.
+* brackets nested more than `MAX_BRACKET_DEPTH` levels: CPython itself refuses them
+  ("too many nested parentheses"), so such a file is not a Python program at all.
+* `MAX_EXPRESSION_DEPTH`: an upper bound of how deeply one statement's syntax tree nests
+  (operators, attribute and call chains, unary operators, brackets), counted on tokens.
+  Real code stays below a hundred; chains of thousands of `-`, `not`, `+` or `.x` are
+  generated or hostile input.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["MAX_SOURCE_BYTES", "MAX_BRACKET_DEPTH", "MAX_EXPRESSION_DEPTH", "size_problem", "nesting_problem"]
+
+MAX_SOURCE_BYTES = 2_000_000  # as project.MAX_PROJECT_FILE_BYTES, for files imported by a check
+MAX_BRACKET_DEPTH = 200  # CPython's tokenizer limit (MAXLEVEL)
+MAX_EXPRESSION_DEPTH = 1000
+
+_TOKEN = re.compile(
+    r"""
+    (?P<str>[rRbBuUfF]{0,2}(?:\"\"\"(?:\\[\s\S]|[^\\])*?\"\"\"|'''(?:\\[\s\S]|[^\\])*?'''
+        |"(?:\\[\s\S]|[^"\\\r\n])*"|'(?:\\[\s\S]|[^'\\\r\n])*'))
+    |(?P<comment>\#[^\r\n]*)
+    |(?P<cont>\\(?:\r\n|\r|\n))
+    |(?P<nl>\r\n|\r|\n)
+    |(?P<num>\d[\w.]*|\.\d\w*)
+    |(?P<name>[^\W\d]\w*)
+    |(?P<open>[(\[{])
+    |(?P<close>[)\]}])
+    |(?P<sep>[,;])
+    |(?P<op>\*\*|//|<<|>>|:=|[-+*/%@&|^~.])
+    """,
+    re.VERBOSE,
+)
+# keywords that add a level to the tree (comparisons, `in` and `is` are flat in every parser)
+_NESTING_KEYWORDS = frozenset({"and", "or", "not", "if", "else", "lambda", "await", "yield"})
+
+
+def size_problem(size: int) -> str | None:
+    """Why a Python text of `size` bytes is not analysed, or None when it is small enough."""
+    if size <= MAX_SOURCE_BYTES:
+        return None
+    return (f"too large to analyse: {_megabytes(size)} of Python source, devlint analyses files up to "
+            f"{_megabytes(MAX_SOURCE_BYTES)} (large files are usually generated: leave them out with the "
+            f"`exclude` setting)")
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1_000_000:.1f} MB"
+
+
+def nesting_problem(text: str) -> tuple[str, int] | None:
+    """(why, line) when `text` nests deeper than devlint parses, else None.
+
+    One pass over the tokens (strings and comments skipped). The expression depth is an upper
+    bound: every nesting operator of a statement counts, except that a comma or a new statement
+    starts counting again, and a bracketed part counts as deep as its deepest element."""
+    if len(text) < MAX_BRACKET_DEPTH:
+        return None
+    saved: list[tuple[int, int]] = []  # per open bracket: the enclosing level's (ops, finished max)
+    carried = 0  # depth of the enclosing levels: their operators so far plus one per bracket
+    ops = 0  # nesting operators of the current element at the current level
+    done = 0  # deepest finished element at the current level
+    for match in _TOKEN.finditer(text):
+        kind = match.lastgroup
+        if kind == "op" or (kind == "name" and match.group() in _NESTING_KEYWORDS):
+            ops += 1
+            if carried + ops > MAX_EXPRESSION_DEPTH:
+                return (f"an expression nests more than {MAX_EXPRESSION_DEPTH} levels deep, deeper than "
+                        f"devlint parses", _line_of(text, match.start()))
+        elif kind == "open":
+            if len(saved) >= MAX_BRACKET_DEPTH:
+                return (f"brackets are nested more than {MAX_BRACKET_DEPTH} levels deep, which Python itself "
+                        f"refuses (too many nested parentheses)", _line_of(text, match.start()))
+            saved.append((ops, done))
+            carried += ops + 1
+            ops = done = 0
+        elif kind == "close":
+            if not saved:
+                continue  # unbalanced: the parser reports it
+            inner = max(ops, done) + 1
+            ops, done = saved.pop()
+            carried -= ops + 1
+            ops += inner
+            if carried + ops > MAX_EXPRESSION_DEPTH:
+                return (f"an expression nests more than {MAX_EXPRESSION_DEPTH} levels deep, deeper than "
+                        f"devlint parses", _line_of(text, match.start()))
+        elif kind == "sep" or (kind == "nl" and not saved):
+            done, ops = max(done, ops), 0
+            if not saved:
+                done = 0  # a new statement
+    return None
+
+
+def _line_of(text: str, offset: int) -> int:
+    return len(re.findall(r"\r\n|\r|\n", text[:offset])) + 1

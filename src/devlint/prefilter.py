@@ -1,0 +1,98 @@
+"""The byte prefilter: which files cannot produce a finding, decided without parsing them.
+
+Most files of a large tree (tokenizers, configuration, string utilities, tests of pure Python
+code) never touch a device. Parsing them with libcst only to find nothing costs as much as
+parsing the files that matter, so `engine.check_text` asks `needs_analysis` first and, for a
+text with no device signal, only checks that CPython compiles it (DEV000 must still be
+reported). Being part of the engine, every caller gets it (the CLI, the fixer, editors), and
+every fixture with an expected finding proves that it does not skip what matters.
+
+Why skipping is safe
+--------------------
+Every rule reads events of the analysis, and every event a rule can report on needs something
+on a device or a CUDA-specific call *in the checked text itself*:
+
+* a Meet / DeviceMeet / HostUse needs a value placed on a device: a move (`.to(`, `.cuda(`,
+  `.cpu(`, a configured move helper), a `device=` / `device_map=` argument, `torch.device(...)`,
+  `set_default_device`, a quantised `from_pretrained` (`load_in_8bit`, `quantization_config`),
+  a device string in an f-string (`f"cuda:{rank}"`), an accelerator / Fabric / Trainer / a
+  LightningModule that places what it is given, or a configured device helper;
+* a Move is a `.to` / `.cuda` / `.cpu` call or a configured move helper;
+* the CUDA-specific events (cuda, cuda_query, cuda_flag, cpu_fallback, empty_cache, env, the
+  checkpoint loads whose rule needs a CPU fallback, DataParallel, DataLoader workers) all need
+  `cuda`, `gpu`, `cpu`, `device`, `DataParallel`, `DataLoader` or `empty_cache` in the text.
+
+Values from other project files cannot bring a device in either: the interpreter reads other
+files only for a text that matches its own `places_devices` pattern (`interp._PLACING`, which
+the signals below include; tests/test_prefilter.py checks that they keep doing so), except for
+`from x import *`, which is a signal here. So the standalone check of a file without signals
+reports nothing but a parse error.
+
+A file without signals that is *imported* by a file with signals (a `models.py` with no device
+code, used by `train.py`) is still analysed, as part of its importer: what goes wrong in
+`models.py` because `train.py` moved the model is reported by `train.py`'s check, located in
+`models.py`. Its own standalone check, the only thing skipped, could not report anything (see
+above), so the skip does not depend on who imports the file and needs no import graph.
+
+The signals are deliberately broad (any `device`, `cuda`, `cpu` or `gpu` in any case, comments
+included): a false "has signals" costs one parse, a false "no signals" would hide a bug.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from typing import Iterable
+
+__all__ = ["SIGNALS", "has_device_signal", "needs_analysis", "compiles"]
+
+# Case-insensitive words: device / cuda / gpu / cpu cover `device=`, `device_map`, `torch.device`,
+# `set_default_device`, `.device`, `.cuda(`, `torch.cuda.*`, CUDA_VISIBLE_DEVICES, `"cuda:0"`,
+# `args.gpu`, `.cpu()`, `map_location="cpu"`; accelerat / lightning / fabric the frameworks that
+# place models and batches themselves.
+_WORDS = r"(?i:device|cuda|gpu|cpu|mps|xpu|accelerat|lightning|fabric)"
+_LITERALS = (
+    r"\.to\b",  # .to( and getattr-free references such as `tensor.to`
+    r"DataLoader", r"Dataset", r"datasets", r"\.numpy\(",
+    r"torch\.load", r"load_url", r"load_state_dict_from_url", r"map_location", r"\bhub\b",
+    r"Adagrad", r"from_pretrained", r"load_in_\d+bit", r"quantization_config",
+    r"empty_cache", r"DataParallel", r"Trainer", r"non_blocking", r"pin_memory",
+    r"import\s*\*",
+)
+SIGNALS = re.compile("|".join((_WORDS,) + _LITERALS))
+
+
+def has_device_signal(text: str, helpers: Iterable[str] = ()) -> bool:
+    """Whether `text` mentions anything that can put a value on a device or talk to CUDA.
+
+    `helpers` are the configured move / device helpers (`myproject.utils.to_device`): a call to
+    one moves its argument, so its last name counts as a signal too."""
+    if SIGNALS.search(text) is not None:
+        return True
+    for helper in helpers:
+        name = helper.rsplit(".", 1)[-1]
+        if name and name in text:
+            return True
+    return False
+
+
+def compiles(text: str, path: str = "<unknown>") -> bool:
+    """Whether CPython's own parser accepts `text` (no code generation, no execution).
+
+    This is the cheap stand-in for libcst on skipped files. When it says no, the caller parses
+    with libcst after all, so a DEV000 message is always libcst's and the two parsers cannot
+    disagree on an error that is reported: a file CPython rejects but libcst accepts is analysed
+    as usual, and one libcst would reject but CPython accepts (newer syntax) passes quietly."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences etc. are not our business
+            compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return False
+    return True
+
+
+def needs_analysis(text: str, helpers: Iterable[str] = ()) -> bool:
+    """False when the file cannot produce a finding other than DEV000 (see the module docstring)."""
+    return has_device_signal(text, helpers)
