@@ -85,6 +85,10 @@ _OPERATORS: dict[type, str] = {
     cst.LeftShiftAssign: "<<", cst.RightShiftAssign: ">>",
 }
 _CODE_CACHE: dict[int, tuple[cst.CSTNode, str]] = {}
+# names that hold a program's settings: `args.device` is the chosen device, `x.device` follows x
+_SETTING_HOLDERS = frozenset({"self", "args", "cfg", "config", "opt", "opts", "hparams", "hp", "params",
+                              "settings", "conf", "flags", "FLAGS", "CFG", "options", "training_args",
+                              "accelerator", "trainer", "fabric", "Config", "CONFIG"})
 
 
 def code_of(node: cst.CSTNode) -> str:
@@ -827,7 +831,7 @@ class Interpreter:
     def eval(self, node: cst.BaseExpression | None, frame: Frame, statement: bool = False) -> Value:
         if node is None:
             return NONE_VALUE
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:  # not isinstance: libcst's ABCs make that slow on this hot path
             return self.eval_call(node, frame, statement)
         handler = _EXPRESSIONS.get(type(node))
         if handler is None:
@@ -1274,8 +1278,10 @@ class Interpreter:
         return devices.indexed(m.group(1), self._int_of(value), code_of(expr))
 
     @staticmethod
-    def _int_of(value: Value) -> int | None:
+    def _int_of(value: Value | None) -> int | None:
         """The literal int a value is known to hold (`int=N` fact), if any."""
+        if value is None:
+            return None
         for fact in value.facts:
             if fact.startswith("int="):
                 try:
@@ -1320,7 +1326,7 @@ class Interpreter:
         self.meet(node, tensors, f"`{op}`", frame)
         if left.kind is Kind.NDARRAY or right.kind is Kind.NDARRAY:
             self._host_consumer(node, [left, right], f"a NumPy operation `{op}`", frame)
-        return self.tensor_result(tensors, zero_dim=all(t.is_zero_dim for t in tensors) and len(tensors) == 2)
+        return self.tensor_result(tensors, zero_dim=all(t.is_zero_dim for t in tensors))
 
     @staticmethod
     def _is_tensor_operand(value: Value) -> bool:
@@ -1633,7 +1639,8 @@ class Interpreter:
             self.set_attribute(args[0], attr, args[2], frame, self._stmt or node, node)
             return NONE_VALUE
         if name in ("sum", "max", "min") and args:
-            return UNKNOWN
+            # max(a, b) of Python numbers is a number; of a list or tensors it is not known here
+            return SCALAR if len(args) > 1 and all(a.kind is Kind.SCALAR for a in args) else UNKNOWN
         return UNKNOWN
 
     def _device_value(self, node: cst.Call, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -1675,7 +1682,8 @@ class Interpreter:
                 self.device_in_play = True
                 return replace(value.place, device=value.place.device if value.kind is Kind.STR else text,
                                node=arg_node or value.place.node)
-            return value.place if value.place.known else device_at(text, arg_node, devices.opaque(text))
+            # `x.device` of a value we know nothing about: a device, but maybe the CPU one
+            return value.place if value.place.known else UNKNOWN_PLACE
         if value.kind in (Kind.TENSOR, Kind.MODULE):
             return value.place if value.place.known else None
         if value.kind is Kind.DTYPE:
@@ -1684,7 +1692,13 @@ class Interpreter:
             self.device_in_play = True
             return device_at(f"cuda:{text}", arg_node, devices.indexed("cuda", self._int_of(value), text))
         if value.kind is Kind.NONE:
-            return HOST
+            # `device=None`: mostly a parameter's default meaning "follow the input"; not evidence
+            return UNKNOWN_PLACE
+        if isinstance(arg_node, cst.Attribute) and arg_node.attr.value == "device" and not (
+                isinstance(arg_node.value, cst.Name) and arg_node.value.value in _SETTING_HOLDERS):
+            # `t.device` of a tensor we cannot see follows that tensor, wherever it is; `args.device`
+            # or `self.device` is the program's chosen device
+            return UNKNOWN_PLACE
         if value.kind in (Kind.UNKNOWN, Kind.STR) and "dtype" not in text and "type" not in text.rsplit(".", 1)[-1]:
             if value.kind is Kind.STR and not value.has("device_str"):
                 return None
@@ -1696,9 +1710,11 @@ class Interpreter:
                  frame: Frame) -> Value:
         place = self._device_arg(node, [], kwargs, positional=None)
         name = qual.rsplit(".", 1)[-1]
-        zero_dim = name in ("tensor", "as_tensor") and node.args and isinstance(
-            node.args[0].value, (cst.Integer, cst.Float, cst.UnaryOperation, cst.Name)) and (
-                args[0].kind is Kind.SCALAR)
+        # torch.tensor(<a Python number>) is 0-dim, and PyTorch lets a 0-dim CPU tensor meet device
+        # tensors; only data that is visibly a sequence (a list, a tuple, an array) has dimensions
+        first = args[0] if args else None
+        zero_dim = name in ("tensor", "as_tensor") and first is not None and bool(node.args) \
+            and not node.args[0].star and first.kind is Kind.SCALAR
         if place is not None and place.known:
             value = Value(Kind.TENSOR, place, Origin(ORIGIN_FACTORY, node, f"`{code_of(node)}`"))
         elif frame.ctx.default_device or self.default_device:
@@ -2822,6 +2838,23 @@ def _shape(value: Value, depth: int = 0) -> Value:
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 _SUITE_HOLDERS = (cst.BaseCompoundStatement, cst.BaseSuite, cst.Else, cst.Finally, cst.ExceptHandler,
                   cst.ExceptStarHandler, cst.MatchCase, cst.If)
+# per node type: (is a CSTNode, holds statement blocks); libcst's classes are ABCs, whose
+# isinstance checks cost more than these walks themselves
+_NODE_KINDS: dict[type, tuple[bool, bool]] = {}
+
+
+def _node_kind(kind: type) -> tuple[bool, bool]:
+    known = _NODE_KINDS.get(kind)
+    if known is None:
+        known = _NODE_KINDS[kind] = (issubclass(kind, cst.CSTNode), issubclass(kind, _SUITE_HOLDERS))
+    return known
+
+
+def _field_names(node: cst.CSTNode) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(type(node))
+    if names is None:
+        names = _FIELD_NAMES[type(node)] = tuple(f.name for f in dataclass_fields(node))  # type: ignore[arg-type]
+    return names
 
 
 def _function_ids(module: cst.Module) -> set[int]:
@@ -2831,22 +2864,17 @@ def _function_ids(module: cst.Module) -> set[int]:
     stack: list[cst.CSTNode] = list(module.body)
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.FunctionDef):
+        kind = type(node)
+        if kind is cst.FunctionDef:
             ids.add(id(node))
-        if isinstance(node, cst.BaseSuite):
-            stack.extend(node.body)  # type: ignore[arg-type]
+        elif kind is cst.SimpleStatementLine or not _node_kind(kind)[1]:
             continue
-        if not isinstance(node, _SUITE_HOLDERS):
-            continue
-        names = _FIELD_NAMES.get(type(node))
-        if names is None:
-            names = _FIELD_NAMES[type(node)] = tuple(f.name for f in dataclass_fields(node))  # type: ignore[arg-type]
-        for name in names:
+        for name in _field_names(node):
             value = getattr(node, name)
-            if isinstance(value, _SUITE_HOLDERS):
+            if isinstance(value, (tuple, list)):
+                stack.extend(item for item in value if (_NODE_KINDS.get(type(item)) or _node_kind(type(item)))[1])
+            elif (_NODE_KINDS.get(type(value)) or _node_kind(type(value)))[1]:
                 stack.append(value)
-            elif isinstance(value, (tuple, list)):
-                stack.extend(item for item in value if isinstance(item, _SUITE_HOLDERS))
     return ids
 
 
@@ -2856,27 +2884,27 @@ def _mentions_yield(fn: cst.FunctionDef) -> bool:
 
     The same answer as looking for "yield" in the generated code of those statements, read from
     the nodes' fields instead: generating the code cost more than the rest of the analysis."""
-    stack: list[object] = [stmt for stmt in _block(fn.body) if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef))]
+    stack: list[object] = [stmt for stmt in _block(fn.body)
+                           if type(stmt) is not cst.FunctionDef and type(stmt) is not cst.ClassDef]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Yield):
+        if type(node) is cst.Yield:
             return True
-        names = _FIELD_NAMES.get(type(node))
-        if names is None:
-            names = _FIELD_NAMES[type(node)] = tuple(f.name for f in dataclass_fields(node))  # type: ignore[arg-type]
-        for name in names:
+        for name in _field_names(node):  # type: ignore[arg-type]
             value = getattr(node, name)
-            if isinstance(value, str):
+            kind = type(value)
+            if kind is str:
                 if "yield" in value:
                     return True
-            elif isinstance(value, cst.CSTNode):
-                stack.append(value)
-            elif isinstance(value, (tuple, list)):
+            elif kind is tuple or kind is list:
                 for item in value:
-                    if isinstance(item, cst.CSTNode):
+                    if type(item) is str:
+                        if "yield" in item:
+                            return True
+                    elif (_NODE_KINDS.get(type(item)) or _node_kind(type(item)))[0]:
                         stack.append(item)
-                    elif isinstance(item, str) and "yield" in item:
-                        return True
+            elif (_NODE_KINDS.get(kind) or _node_kind(kind))[0]:
+                stack.append(value)
     return False
 
 

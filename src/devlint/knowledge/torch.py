@@ -72,7 +72,7 @@ MIXING_METHODS = frozenset({
     "true_divide", "floor_divide", "remainder", "fmod", "logical_and", "logical_or",
     "cross", "outer", "kron", "masked_scatter", "masked_scatter_", "masked_select",
     "index_fill", "index_fill_", "index_copy_", "take_along_dim", "expand_as_", "pow",
-    "clamp", "clip", "copy_",
+    "clamp", "clip",
 })
 
 # methods whose result is a Python value: the tensor leaves the device there
