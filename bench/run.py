@@ -508,6 +508,10 @@ def main(argv: list[str] | None = None) -> int:
             r.torchfix = torchfix_run(c, tf_script, repeats, args.jobs)
             say(f"{name}: TorchFix {r.torchfix['seconds']:.2f}s")
         results.append(r)
+        # partial results after each corpus, so a long run that is stopped still leaves its numbers
+        partial = corpora.cache_dir() / "results" / "partial.json"
+        partial.parent.mkdir(exist_ok=True)
+        partial.write_text(json.dumps({"meta": meta, "corpora": [asdict(x) for x in results]}, indent=2))
 
     single = single_file(repeats) if ready else None
     meta["load_end"] = load()

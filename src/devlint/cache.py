@@ -46,7 +46,8 @@ __all__ = ["CACHE_DIR_NAME", "ResultCache", "digest", "finding_to_json", "findin
 CACHE_DIR_NAME = ".devlint_cache"
 FORMAT = 1
 _ENTRIES = f"v{FORMAT}"
-_ROOT_MARKERS = (CACHE_DIR_NAME, ".git", ".hg", "pyproject.toml", "setup.py", "setup.cfg", "devlint.toml")
+# what marks a project root (a stray .devlint_cache in /tmp or ~ must not: it is not one)
+_ROOT_MARKERS = (".git", ".hg", "pyproject.toml", "setup.py", "setup.cfg", "devlint.toml")
 
 
 def digest(data: bytes) -> str:
@@ -181,19 +182,18 @@ def _package_root(directory: str) -> str:
 
 def default_cache_root(config: "Config", targets: Sequence[str]) -> Path:
     """Where `.devlint_cache/` goes: the configuration's folder, else the nearest folder above
-    the first checked path that looks like a project root (.git, pyproject.toml, setup.py,
-    an existing cache), else the first checked folder itself."""
+    the first checked path that looks like a project root (.git, pyproject.toml, setup.py),
+    else the current folder (as ruff and pytest do)."""
     if config.source is not None:
         return Path(config.root)
     first = os.path.abspath(targets[0] if targets else ".")
-    start = first if os.path.isdir(first) else os.path.dirname(first)
-    folder = start
+    folder = first if os.path.isdir(first) else os.path.dirname(first)
     while True:
         if any(os.path.exists(os.path.join(folder, marker)) for marker in _ROOT_MARKERS):
             return Path(folder)
         parent = os.path.dirname(folder)
         if parent == folder:
-            return Path(start)
+            return Path.cwd()
         folder = parent
 
 

@@ -332,9 +332,11 @@ def check_command(
             if isinstance(progress, _TerminalProgress):
                 progress.close()
         if fix or diff:
-            from devlint.fixer import unified_diff
+            from devlint.fixer import remove_stale_temp_files, unified_diff
             from devlint.fixrun import fix_files
 
+            if fix and not diff:  # what an earlier, killed `--fix` run left beside the files
+                remove_stale_temp_files(os.path.dirname(os.path.abspath(f.path)) for f in files)
             fixes = fix_files(result, settings, unsafe=unsafe_fixes, write=fix and not diff)
             for refused in fixes.refused:
                 click.echo(f"{refused.path}: {refused.refused}", err=True)

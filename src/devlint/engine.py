@@ -6,6 +6,7 @@ This is the unit of work a worker process runs; it takes and returns plain data.
 from __future__ import annotations
 
 import ast
+import re
 import sys
 import warnings
 
@@ -46,7 +47,7 @@ def parse(text: str, path: str) -> cst.Module | Finding:
     if nested is not None:
         return parse_error(path, f"cannot parse this file: {nested[0]} (nothing in it was checked)", nested[1])
     try:
-        return cst.parse_module(text)
+        module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         python_says = _python_syntax_error(text)
         if python_says is not None:  # CPython's wording names the problem ("Missing parentheses ...")
@@ -58,6 +59,16 @@ def parse(text: str, path: str) -> cst.Module | Finding:
         return parse_error(path, "cannot parse this file: it is nested too deeply (nothing in it was checked)")
     except Exception as exc:  # libcst raises a few other error types on odd input
         return parse_error(path, f"cannot parse this file: {exc} (nothing in it was checked)")
+    if _PYTHON2.search(text):  # libcst reads `except E, e:`; Python 3 does not
+        python_says = _python_syntax_error(text)
+        if python_says is not None:
+            message, line, column = python_says
+            return parse_error(path, f"cannot parse this file: {message} (nothing in it was checked)", line, column)
+    return module
+
+
+# a Python 2 statement that libcst parses as something else; CPython has the last word
+_PYTHON2 = re.compile(r"^[ \t]*except[^:\n]*,[ \t]*\w+[ \t]*:", re.MULTILINE)
 
 
 def _python_syntax_error(text: str) -> tuple[str, int, int] | None:
@@ -67,8 +78,9 @@ def _python_syntax_error(text: str) -> tuple[str, int, int] | None:
             warnings.simplefilter("ignore")
             compile(text, "<devlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
-        message = f"{exc.msg} (line {exc.lineno or 1})"
-        if "Missing parentheses in call to 'print'" in exc.msg or "Missing parentheses in call to 'exec'" in exc.msg:
+        message = exc.msg
+        if "Missing parentheses in call to 'print'" in exc.msg or "Missing parentheses in call to 'exec'" in exc.msg \
+                or (_PYTHON2.search(text) and "must be parenthesized" in exc.msg):
             message += "; this is Python 2 code, devlint reads Python 3"
         return message, max(exc.lineno or 1, 1), max(exc.offset or 1, 1)
     except (ValueError, RecursionError, MemoryError, OverflowError):

@@ -12,7 +12,9 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import tempfile
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
@@ -150,10 +152,17 @@ def write_notebook(unit: SourceUnit, fixed_cells: list[str]) -> None:
     _atomic_write(unit.path, text.encode("utf-8"))
 
 
+# `.devlint-<pid>-<random>.tmp`: the writer's process id tells a later run whether it is stale
+TEMP_PREFIX = ".devlint-"
+TEMP_SUFFIX = ".tmp"
+_TEMP_NAME = re.compile(r"^\.devlint-(\d+)-[A-Za-z0-9_]+\.tmp$")
+STALE_AFTER_S = 3600.0  # a temporary file this old is stale whoever wrote it
+
+
 def _atomic_write(path: str, data: bytes) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     mode = os.stat(path).st_mode & 0o7777
-    fd, temp = tempfile.mkstemp(prefix=".devlint-", suffix=".tmp", dir=directory)
+    fd, temp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=TEMP_SUFFIX, dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -167,6 +176,49 @@ def _atomic_write(path: str, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def remove_stale_temp_files(directories: Iterable[str]) -> list[str]:
+    """Delete the temporary files a killed `--fix` run left in `directories`; returns their paths.
+
+    A run killed between writing its temporary file and renaming it over the source leaves
+    `.devlint-<pid>-<random>.tmp` beside the file (the source itself is intact: the rename is
+    atomic). Only names of exactly that shape are touched, and only when the process that wrote
+    them is gone or the file is over an hour old, so a concurrent run's file is never removed."""
+    removed: list[str] = []
+    now = time.time()
+    for directory in sorted(set(directories)):
+        try:
+            with os.scandir(directory or ".") as entries:
+                names = [(entry.name, entry.path) for entry in entries
+                         if _TEMP_NAME.match(entry.name) and entry.is_file(follow_symlinks=False)]
+        except OSError:
+            continue
+        for name, path in names:
+            match = _TEMP_NAME.match(name)
+            assert match is not None
+            try:
+                old = now - os.stat(path, follow_symlinks=False).st_mtime > STALE_AFTER_S
+                if old or not _process_alive(int(match.group(1))):
+                    os.unlink(path)
+                    removed.append(path)
+            except OSError:
+                continue
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    if os.name == "nt":  # os.kill(pid, 0) would signal it there: rely on the age alone
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # another user's process, or not ours to judge
+    return True
 
 
 def notebook_cells_after(unit: SourceUnit, fixed_joined: str) -> list[str] | None:

@@ -82,7 +82,7 @@ def nesting_problem(text: str) -> tuple[str, int] | None:
         elif kind == "open":
             if len(saved) >= MAX_BRACKET_DEPTH:
                 return (f"brackets are nested more than {MAX_BRACKET_DEPTH} levels deep, which Python itself "
-                        f"refuses (too many nested parentheses)", _line_of(text, match.start()))
+                        f"refuses", _line_of(text, match.start()))
             saved.append((ops, done))
             carried += ops + 1
             ops = done = 0

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from devlint.limits import nesting_problem
+
 if TYPE_CHECKING:  # pragma: no cover
     from devlint.analysis.interp import Interpreter
     from devlint.analysis.values import Value
@@ -193,7 +195,11 @@ def parsed_module(path: Path, stat: os.stat_result | None = None) -> cst.Module:
     cached = _PARSED.get(path)
     if cached is not None and cached[0] == stamp:
         return cached[1]
-    module = cst.parse_module(path.read_bytes())
+    data = path.read_bytes()
+    if nesting_problem(data.decode("utf-8", "replace")) is not None:
+        # libcst's native parser would crash on it; its own check reports DEV000
+        raise ValueError(f"{path} nests too deeply to parse")
+    module = cst.parse_module(data)
     remember_parse(path, module, stat)
     return module
 

@@ -21,9 +21,16 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
+from devlint.limits import MAX_SOURCE_BYTES, size_problem
+
 __all__ = ["SourceUnit", "read_source", "decode_source", "decode_notebook", "split_lines", "is_source_path"]
 
 NOTEBOOK_SUFFIX = ".ipynb"
+# a notebook's outputs (images, tables) may be large; its code is held to MAX_SOURCE_BYTES
+MAX_NOTEBOOK_BYTES = 50 * MAX_SOURCE_BYTES
+# byte-order marks of encodings Python cannot read source in (it reads only ASCII supersets)
+_WIDE_BOMS = ((b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe\x00\x00", "UTF-32"),
+              (b"\xfe\xff", "UTF-16"), (b"\xff\xfe", "UTF-16"))
 
 # Cell magics whose body is still Python; any other `%%magic` cell (bash, html, writefile, ...)
 # is commented out whole.
@@ -92,8 +99,13 @@ def read_source(path: str | os.PathLike[str], display: str | None = None) -> Sou
     """Read `path`; never raises for a bad file, the problem is returned in `.error`."""
     display = str(path) if display is None else display
     fs_path = os.fspath(path)
+    limit = MAX_NOTEBOOK_BYTES if fs_path.endswith(NOTEBOOK_SUFFIX) else MAX_SOURCE_BYTES
     try:
         with open(fs_path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > limit:  # not even read: a 5 GB "script" must not exhaust memory
+                return SourceUnit(display, fs_path, error=size_problem(size) if limit == MAX_SOURCE_BYTES
+                                  else f"notebook too large to read ({size / 1_000_000:.0f} MB)")
             data = handle.read()
     except IsADirectoryError:
         return SourceUnit(display, fs_path, error="is a directory, not a file")
@@ -111,6 +123,13 @@ def read_source(path: str | os.PathLike[str], display: str | None = None) -> Sou
 def decode_source(data: bytes, display: str, path: str | None = None) -> SourceUnit:
     """Decode Python source bytes the way the interpreter does (BOM, coding cookie, UTF-8)."""
     path = display if path is None else path
+    for bom, name in _WIDE_BOMS:
+        if data.startswith(bom):
+            return SourceUnit(display, path, error=f"encoded as {name} with a byte-order mark, which Python "
+                              "cannot run: save it as UTF-8")
+    too_large = size_problem(len(data))
+    if too_large is not None:
+        return SourceUnit(display, path, error=too_large)
     if b"\x00" in data:
         return SourceUnit(display, path, error="binary file (contains NUL bytes), not Python source")
     try:
@@ -168,6 +187,8 @@ def decode_notebook(data: bytes, display: str, path: str | None = None) -> Sourc
         return SourceUnit(display, path, error=f"notebook is not valid UTF-8: {exc.reason}")
     except json.JSONDecodeError as exc:
         return SourceUnit(display, path, error=f"notebook is not valid JSON: {exc.msg} (line {exc.lineno})")
+    except RecursionError:
+        return SourceUnit(display, path, error="notebook is not an nbformat 4 document (its JSON is nested too deeply)")
     cells = document.get("cells") if isinstance(document, dict) else None
     if not isinstance(cells, list):
         return SourceUnit(display, path, error="notebook has no `cells` list (nbformat 4 expected)")
@@ -194,6 +215,9 @@ def decode_notebook(data: bytes, display: str, path: str | None = None) -> Sourc
             joined.append(line)
             cell_map.append((code_index, line_no))
     text = "\n".join(joined) + ("\n" if joined else "")
+    too_large = size_problem(len(text.encode("utf-8", "surrogatepass")))
+    if too_large is not None:
+        return SourceUnit(display, path, error=f"the notebook's code cells are {too_large}")
     return SourceUnit(
         display,
         path,
