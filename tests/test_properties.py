@@ -23,6 +23,7 @@ from typing import Callable
 
 import hypothesmith
 import libcst as cst
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,6 +32,10 @@ from devlint.fixrun import fix_unit
 from devlint.rules import all_rules
 from devlint.runner import CheckSettings, check_unit
 from devlint.source import SourceUnit
+
+# generated programs are full of `1()` and `"\d"`: CPython's compile warnings about them are noise here
+pytestmark = [pytest.mark.filterwarnings("ignore::SyntaxWarning"),
+              pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
 EXAMPLES = int(os.environ.get("DEVLINT_PROPERTY_EXAMPLES", "0") or 0)
 ALL = frozenset(rule.code for rule in all_rules())
