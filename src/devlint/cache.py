@@ -221,17 +221,6 @@ class ResultCache:
     def _entry_path(self, key: str) -> Path:
         return self.entries / key[:2] / f"{key}.json"
 
-    def note_digest(self, path: str, value: str, stamp: tuple[int, int] | None = None) -> None:
-        """Remember the digest of bytes read elsewhere in this run (the checked files)."""
-        real = os.path.realpath(path)
-        if stamp is None:
-            try:
-                st = os.stat(real)
-            except OSError:
-                return
-            stamp = (st.st_mtime_ns, st.st_size)
-        self._digests[real] = (stamp, value)
-
     def file_digest(self, path: str) -> str | None:
         """Digest of a file as it is now (None when it cannot be read); memoised per (mtime, size)."""
         real = os.path.realpath(path)

@@ -342,7 +342,6 @@ def _checked_files(
         units.append(unit)
         contents.append(content)
         if cache is not None and content is not None:
-            cache.note_digest(unit.path, content)
             hit = cache.get(unit.path, unit.display, content)
             if hit is not None:
                 done[index] = hit

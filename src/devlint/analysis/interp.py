@@ -85,6 +85,7 @@ _OPERATORS: dict[type, str] = {
     cst.LeftShiftAssign: "<<", cst.RightShiftAssign: ">>",
 }
 _CODE_CACHE: dict[int, tuple[cst.CSTNode, str]] = {}
+_INT_LITERALS: dict[str, Value] = {}  # "4" -> SCALAR with fact int=4 (values are immutable)
 # names that hold a program's settings: `args.device` is the chosen device, `x.device` follows x
 _SETTING_HOLDERS = frozenset({"self", "args", "cfg", "config", "opt", "opts", "hparams", "hp", "params",
                               "settings", "conf", "flags", "FLAGS", "CFG", "options", "training_args",
@@ -267,6 +268,7 @@ class Interpreter:
         # that deep generic code (a library's internals) cannot cost more than a few passes
         self.steps_left = min(MAX_STEPS, 3_000 + 4 * len(module.body) + 2 * _count_lines(module))
         self._generators: dict[int, bool] = {}
+        self._reach: dict[int, tuple[Value, set[int]]] = {}  # id(value) -> (value, objects in it): rebind
         # a text without "yield" has no generator: its functions need no look inside (_is_generator)
         self._yield_free_module = module if source is not None and "yield" not in source else None
         self._plain_functions: set[int] | None = None
@@ -816,11 +818,22 @@ class Interpreter:
                 return v
             return _copy_value(v, fields=tuple(changed) if changed is not None else fields, elem=elem)
 
+        reach = self._reach
         for env in (frame.env, self.module_env) if not frame.module_level else (frame.env,):
             updates = []
             for key, v in env.items():
                 if v.obj != obj and not v.fields and v.elem is None:
                     continue
+                if env is self.module_env and v.obj != obj:
+                    # module-level values (a big `default_cfgs = {...}`) outlive many rebinds:
+                    # remember which objects each one holds instead of walking it every time
+                    known = reach.get(id(v))
+                    if known is None or known[0] is not v:
+                        if len(reach) > 4096:
+                            reach.clear()
+                        known = reach[id(v)] = (v, _objects_within(v))
+                    if obj not in known[1]:
+                        continue
                 nv = swap(v)
                 if nv is not v:
                     updates.append((key, nv))
@@ -1191,10 +1204,15 @@ class Interpreter:
 
     def _eval_number(self, node: cst.BaseExpression, frame: Frame) -> Value:
         if isinstance(node, cst.Integer):  # a known int (num_workers=4) for the rules that need it
-            try:
-                return SCALAR.with_facts(f"int={int(node.value, 0)}")
-            except ValueError:
-                return SCALAR
+            known = _INT_LITERALS.get(node.value)
+            if known is None:
+                try:
+                    known = SCALAR.with_facts(f"int={int(node.value, 0)}")
+                except ValueError:
+                    known = SCALAR
+                if len(_INT_LITERALS) < 10_000:
+                    _INT_LITERALS[node.value] = known
+            return known
         return SCALAR
 
     def _eval_binary(self, node: cst.BinaryOperation, frame: Frame) -> Value:
@@ -2811,6 +2829,21 @@ def _count_lines(module: cst.Module) -> int:
 
 
 _FAST_COPY = not hasattr(Value, "__post_init__") and not hasattr(Value, "__slots__")
+
+
+def _objects_within(value: Value, depth: int = 0, found: set[int] | None = None) -> set[int]:
+    """The mutable objects `rebind` can reach in `value`: its own and its parts' down to the depth
+    its walk goes (objects are compared at depths 0-4, parts entered at depths 0-3)."""
+    if found is None:
+        found = set()
+    if value.obj:
+        found.add(value.obj)
+    if depth <= 3:
+        for _, part in value.fields:
+            _objects_within(part, depth + 1, found)
+        if value.elem is not None:
+            _objects_within(value.elem, depth + 1, found)
+    return found
 
 
 def _copy_value(value: Value, **changes: object) -> Value:
