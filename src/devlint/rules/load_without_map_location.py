@@ -55,10 +55,7 @@ rule = Rule(
 def load_without_map_location(program):
     if not supports_cpu(program):
         return
-    fallback = fallback_events(program)
-    where = ""
-    if fallback:
-        where = f" (it falls back to the CPU at line {program.position(fallback[0].node)[0]})"
+    where: str | None = None  # resolving a position costs a codegen of the file: only when reporting
     device = fallback_device_text(program) or "\"cpu\""
     for made in program.made("load"):
         if made.ctx.guarded:
@@ -69,6 +66,9 @@ def load_without_map_location(program):
         position = tk.MAP_LOCATION_POSITION.get(made.qual)
         if position is None or keys.count(None) > position:
             continue
+        if where is None:
+            fallback = fallback_events(program)
+            where = f" (it falls back to the CPU at line {program.position(fallback[0].node)[0]})" if fallback else ""
         short = made.qual.replace("torch.utils.model_zoo.", "model_zoo.").replace("torch.hub.", "torch.hub.")
         yield Report(
             node=made.node,
