@@ -135,6 +135,20 @@ def test_a_20_mb_file_is_refused_quickly_with_a_clear_message(project, invoke) -
     assert check_text(data.decode(), "big.py", enabled=frozenset({"DEV107"})) == []
 
 
+def test_a_file_over_the_size_limit_is_never_read(project, invoke) -> None:
+    import tracemalloc
+
+    project.write("big.py", b"# padding\n" * 2_000_000)  # 20 MB
+    tracemalloc.start()
+    try:
+        found = _findings(invoke("check", "--format", "json", "--no-cache", "-j", "1", "big.py"))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "too large" in _message(found, "big.py")
+    assert peak < 5_000_000, f"{peak} bytes allocated: the 20 MB file was read"
+
+
 def test_a_notebook_whose_code_is_too_large(project, invoke) -> None:
     cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
             "source": "# padding\n" * (limits.MAX_SOURCE_BYTES // 10 + 10)}

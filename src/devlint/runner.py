@@ -23,7 +23,7 @@ from devlint.discover import DiscoveredFile
 from devlint.findings import Finding, Phase, Severity
 from devlint.rank import rank_findings
 from devlint.selection import PARSE_ERROR_CODE
-from devlint.source import NOTEBOOK_SUFFIX, SourceUnit, decode_notebook, decode_source, read_source
+from devlint.source import SourceUnit, read_source, read_source_bytes
 from devlint.suppress import apply_suppressions
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -240,17 +240,10 @@ class _Collector:
 
 
 def _read(file: DiscoveredFile, hashing: bool) -> tuple[SourceUnit, str | None]:
-    """The file's SourceUnit and the digest of the bytes it was decoded from (None: not hashed)."""
-    try:
-        with open(file.path, "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return read_source(file.path, display=file.display), None  # the same error unit as ever
-    if file.path.endswith(NOTEBOOK_SUFFIX):
-        unit = decode_notebook(data, file.display, file.path)
-    else:
-        unit = decode_source(data, file.display, file.path)
-    if not hashing:
+    """The file's SourceUnit and the digest of the bytes it was decoded from (None: not hashed,
+    or nothing was read)."""
+    unit, data = read_source_bytes(file.path, display=file.display)
+    if not hashing or data is None:
         return unit, None
     from devlint.cache import digest
 

@@ -97,6 +97,12 @@ class SourceUnit:
 
 def read_source(path: str | os.PathLike[str], display: str | None = None) -> SourceUnit:
     """Read `path`; never raises for a bad file, the problem is returned in `.error`."""
+    return read_source_bytes(path, display)[0]
+
+
+def read_source_bytes(path: str | os.PathLike[str], display: str | None = None) -> tuple[SourceUnit, bytes | None]:
+    """`read_source`, and the bytes the unit was decoded from (None when nothing was read:
+    the file is missing, unreadable or too large, which is decided before reading it)."""
     display = str(path) if display is None else display
     fs_path = os.fspath(path)
     limit = MAX_NOTEBOOK_BYTES if fs_path.endswith(NOTEBOOK_SUFFIX) else MAX_SOURCE_BYTES
@@ -105,19 +111,19 @@ def read_source(path: str | os.PathLike[str], display: str | None = None) -> Sou
             size = os.fstat(handle.fileno()).st_size
             if size > limit:  # not even read: a 5 GB "script" must not exhaust memory
                 return SourceUnit(display, fs_path, error=size_problem(size) if limit == MAX_SOURCE_BYTES
-                                  else f"notebook too large to read ({size / 1_000_000:.0f} MB)")
+                                  else f"notebook too large to read ({size / 1_000_000:.0f} MB)"), None
             data = handle.read()
     except IsADirectoryError:
-        return SourceUnit(display, fs_path, error="is a directory, not a file")
+        return SourceUnit(display, fs_path, error="is a directory, not a file"), None
     except FileNotFoundError:
-        return SourceUnit(display, fs_path, error="file not found")
+        return SourceUnit(display, fs_path, error="file not found"), None
     except PermissionError:
-        return SourceUnit(display, fs_path, error="permission denied")
+        return SourceUnit(display, fs_path, error="permission denied"), None
     except OSError as exc:
-        return SourceUnit(display, fs_path, error=f"cannot read file: {exc.strerror or exc}")
+        return SourceUnit(display, fs_path, error=f"cannot read file: {exc.strerror or exc}"), None
     if fs_path.endswith(NOTEBOOK_SUFFIX):
-        return decode_notebook(data, display, fs_path)
-    return decode_source(data, display, fs_path)
+        return decode_notebook(data, display, fs_path), data
+    return decode_source(data, display, fs_path), data
 
 
 def decode_source(data: bytes, display: str, path: str | None = None) -> SourceUnit:
