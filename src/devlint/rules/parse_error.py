@@ -1,6 +1,7 @@
 """DEV000 parse-error: a file that cannot be read or parsed is reported, never skipped silently."""
 
 from devlint.findings import Severity
+from devlint.limits import MAX_BRACKET_DEPTH, MAX_EXPRESSION_DEPTH, MAX_SOURCE_BYTES
 from devlint.rules.base import Rule
 
 rule = Rule(
@@ -12,6 +13,16 @@ rule = Rule(
         devlint reads every file it is given. A file with a syntax error or bytes that are
         not valid in its encoding cannot be analysed, so a device bug in it would go unseen;
         reporting it keeps a CI job from passing by accident. Every other file is still checked.
+    """,
+    limits=f"""
+        Besides syntax errors and undecodable bytes, a file is reported, and not analysed, when
+        its Python text is larger than {MAX_SOURCE_BYTES / 1_000_000:g} MB (such files are generated:
+        leave them out with the `exclude` setting; a notebook's outputs do not count), when
+        brackets nest more than {MAX_BRACKET_DEPTH} levels (CPython refuses those too), or when
+        one statement nests more than {MAX_EXPRESSION_DEPTH} operators deep. No hand-written program comes near these limits; beyond them the
+        parser's time and memory grow without bound. Files that are binary (NUL bytes), encoded
+        as UTF-16 or UTF-32, notebooks that are not valid JSON, folders and unreadable paths
+        are reported the same way.
     """,
     bad="""
         def train(model, loader:
