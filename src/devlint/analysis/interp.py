@@ -87,6 +87,9 @@ _OPERATORS: dict[type, str] = {
 _CODE_CACHE: dict[int, tuple[cst.CSTNode, str]] = {}
 _INT_LITERALS: dict[str, Value] = {}  # "4" -> SCALAR with fact int=4 (values are immutable)
 # names that hold a program's settings: `args.device` is the chosen device, `x.device` follows x
+# bases that are never an nn.Module (anything else the analysis cannot see might be one)
+_PLAIN_BASE_MODULES = ("builtins.", "typing.", "abc.", "enum.", "collections.", "dataclasses.", "argparse.",
+                       "typing_extensions.", "json.", "threading.", "multiprocessing.", "unittest.")
 _SETTING_HOLDERS = frozenset({"self", "args", "cfg", "config", "opt", "opts", "hparams", "hp", "params",
                               "settings", "conf", "flags", "FLAGS", "CFG", "options", "training_args",
                               "accelerator", "trainer", "fabric", "Config", "CONFIG"})
@@ -225,6 +228,9 @@ class ClassInfo:
                         if isinstance(small.target, cst.Name):
                             self.class_attrs[small.target.value] = small.value
         self.is_module = False
+        # a base this analysis cannot see (a library class, an unresolved import) may be an
+        # nn.Module: then what __init__ builds is registered and lives wherever the instance does
+        self.opaque_base = False
         self.is_dataset = False
         self.framework_managed = False
         self.library_base = ""
@@ -315,6 +321,17 @@ class Interpreter:
             # nothing in this program decides where an instance lives (a models.py checked on its
             # own): its registered state is wherever its user puts it, not on the host
             value = self.move_module(value, UNKNOWN_PLACE)
+        elif info.opaque_base:
+            value = replace(value, fields=tuple((key, self._unplaced(field)) for key, field in value.fields))
+        return value
+
+    def _unplaced(self, value: Value) -> Value:
+        """A module or tensor whose placement this analysis cannot know (it may have moved with
+        an instance it belongs to)."""
+        if value.kind is Kind.MODULE:
+            return self.move_module(value, UNKNOWN_PLACE)
+        if value.kind is Kind.TENSOR and value.place.known:
+            return value.at(UNKNOWN_PLACE)
         return value
 
     # ------------------------------------------------------------------ other project files
@@ -504,6 +521,7 @@ class Interpreter:
             if base.kind is Kind.CLASS and id(base.node) in self.classes:
                 parent = self.classes[id(base.node)]
                 info.is_module |= parent.is_module
+                info.opaque_base |= parent.opaque_base
                 info.is_dataset |= parent.is_dataset
                 info.framework_managed |= parent.framework_managed
                 info.library_base = info.library_base or parent.library_base
@@ -515,6 +533,10 @@ class Interpreter:
                     info.framework_managed = True
                 if matches(base.qual, tk.DATASET_BASES):
                     info.is_dataset = True
+                if not info.is_module and not info.is_dataset and not base.qual.startswith(_PLAIN_BASE_MODULES):
+                    info.opaque_base = True
+            elif base.kind is Kind.UNKNOWN:
+                info.opaque_base = True
 
     def _exec_if(self, node: cst.If, frame: Frame) -> None:
         test_text = code_of(node.test)
@@ -937,6 +959,11 @@ class Interpreter:
         if attr == "device" and owner.kind in (Kind.TENSOR, Kind.MODULE, Kind.ACCELERATOR, Kind.ENCODING, Kind.BATCH):
             if owner.place.on_device or owner.place.on_host or owner.place.where is Where.COND:
                 return Value(Kind.DEVICE, owner.place)  # x.device names x's own device
+            return Value(Kind.DEVICE, UNKNOWN_PLACE)
+        if attr == "device" and owner.kind is Kind.UNKNOWN and not (
+                isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)
+                and node.value.value in _SETTING_HOLDERS):
+            # `embeddings.device` of a value we cannot see: it follows that value, wherever it is
             return Value(Kind.DEVICE, UNKNOWN_PLACE)
         if attr == "dtype":
             return Value(Kind.DTYPE, NO_TENSORS)
@@ -2541,7 +2568,18 @@ class Interpreter:
         return Value(Kind.TENSOR, module.place, Origin(ORIGIN_OTHER, node, f"the output of `{name}`"))
 
     @staticmethod
-    def _as_moved(value: Value, module: Value) -> Value:
+    def _as_moved(value: Value, module: Value, depth: int = 0) -> Value:
+        """What a wrapped model's own forward receives. DataParallel and DDP with `device_ids`
+        scatter host inputs to the module's device, accelerate's hooks (`device_map`) and
+        `accelerator.prepare` place them (a prepared model may be wrapped in DDP at launch):
+        a host input is not evidence of a crash inside. A plain module gets them as they are."""
+        if not (module.has("scatters") or module.has("dispatched") or module.has("managed")):
+            return value
+        if value.kind is Kind.TENSOR and value.place.on_host:
+            return value.at(module.place if module.has("scatters") and module.place.on_device else UNKNOWN_PLACE)
+        if value.fields and depth < 3:
+            return replace(value, fields=tuple((key, Interpreter._as_moved(field, module, depth + 1))
+                                               for key, field in value.fields))
         return value
 
     def _forward_reported_at_call(self, module: Value, method: tuple, node: cst.Call, args: list[Value],
