@@ -87,6 +87,8 @@ _OPERATORS: dict[type, str] = {
 _CODE_CACHE: dict[int, tuple[cst.CSTNode, str]] = {}
 _INT_LITERALS: dict[str, Value] = {}  # "4" -> SCALAR with fact int=4 (values are immutable)
 # names that hold a program's settings: `args.device` is the chosen device, `x.device` follows x
+# kinds that are never a tensor (what `hasattr(x, "cpu")` or `isinstance(x, torch.Tensor)` rules out)
+_NOT_TENSORS = frozenset({Kind.NDARRAY, Kind.LIST, Kind.TUPLE, Kind.DICT, Kind.SCALAR, Kind.STR, Kind.NONE})
 # bases that are never an nn.Module (anything else the analysis cannot see might be one)
 _PLAIN_BASE_MODULES = ("builtins.", "typing.", "abc.", "enum.", "collections.", "dataclasses.", "argparse.",
                        "typing_extensions.", "json.", "threading.", "multiprocessing.", "unittest.")
@@ -551,6 +553,7 @@ class Interpreter:
             # `if args.cuda:`: the user picks the GPU, and the other path runs on the CPU
             self.emit(Made(node, self.ctx(frame), "cuda_flag", "", UNKNOWN, text=test_text))
         body_frame = self._fork(frame, guarded=guards and "not " not in test_text)
+        self._narrow_to_tensors(node.test, body_frame)
         self.exec_block(_block(node.body), body_frame)
         else_frame = self._fork(frame, guarded=guards and "not " in test_text)
         orelse = node.orelse
@@ -578,6 +581,29 @@ class Interpreter:
         frame.returns.extend(body_frame.returns + else_frame.returns)
         if frame.module_level:
             self.module_env = frame.env
+
+    def _narrow_to_tensors(self, test: cst.BaseExpression, frame: Frame) -> None:
+        """`if hasattr(ids, "cpu"):` / `if isinstance(ids, torch.Tensor):` is false for a NumPy
+        array or a list: inside, a name the analysis believed to be one is something else."""
+        while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            self._narrow_to_tensors(test.right, frame)
+            test = test.left
+        if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and len(test.args) == 2
+                and isinstance(test.args[0].value, cst.Name)):
+            return
+        name, probe = test.args[0].value.value, test.args[1].value
+        value = frame.env.get(name)
+        if value is None or value.kind not in _NOT_TENSORS:
+            return
+        if test.func.value == "hasattr":
+            narrows = isinstance(probe, cst.SimpleString) and probe.evaluated_value in tk.TENSOR_ONLY_ATTRIBUTES
+        elif test.func.value == "isinstance":
+            kind = self.eval(probe, frame)
+            narrows = kind.kind is Kind.REF and canonical(kind.qual) in tk.TENSOR_TYPES
+        else:
+            narrows = False
+        if narrows:
+            frame.env[name] = UNKNOWN
 
     def _fork(self, frame: Frame, **ctx_changes) -> Frame:
         changes = {k: v for k, v in ctx_changes.items() if v}
@@ -1832,6 +1858,10 @@ class Interpreter:
                     place = UNKNOWN_PLACE if place.where is Where.NONE else place
             fields = tuple((k, c.with_facts("registered")) for k, c in children)
             return Value(Kind.MODULE, place, origin, obj=new_obj_id(), qual=qual, fields=fields)
+        if "device" in kwargs or "**" in kwargs:  # `nn.LayerNorm(n, device=device)`: built in place
+            place = self._device_arg(node, [], kwargs, positional=None) if "device" in kwargs else None
+            return Value(Kind.MODULE, place if place is not None else UNKNOWN_PLACE, origin, obj=new_obj_id(),
+                         qual=qual)
         if frame.ctx.default_device or self.default_device:  # parameters made on the default device
             return Value(Kind.MODULE, device_at("the default device", node), origin, obj=new_obj_id(), qual=qual)
         return Value(Kind.MODULE, HOST, origin, obj=new_obj_id(), qual=qual)

@@ -178,6 +178,12 @@ LOSS_WEIGHT_ARGS = {
     "NLLLoss2d": (("weight", 0),),
 }
 
+# attributes of tensors that NumPy arrays, lists, dicts and numbers lack: code under
+# `if hasattr(x, "cpu"):` never runs for those, and `isinstance(x, <a tensor type>)` says the same
+TENSOR_ONLY_ATTRIBUTES = frozenset({"cpu", "cuda", "to", "numpy", "detach", "device", "is_cuda", "pin_memory"})
+TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter",
+                          "torch.LongTensor", "torch.FloatTensor"})
+
 # containers that register what they hold
 REGISTERING_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.ModuleDict",
                                     "torch.nn.Sequential", "torch.nn.ParameterList",
@@ -231,3 +237,7 @@ CHECKPOINT_LOADERS = frozenset({"torch.load", "torch.hub.load_state_dict_from_ur
 # where `map_location` sits among each loader's positional parameters (DEV201)
 MAP_LOCATION_POSITION = {"torch.load": 1, "torch.hub.load_state_dict_from_url": 2,
                          "torch.utils.model_zoo.load_url": 2}
+# words in the path of a checkpoint whose state holds no CUDA tensor, so it loads anywhere
+# (DEV201): RNG states (`torch.cuda.get_rng_state_all()` returns CPU tensors), LR schedulers
+# and GradScaler (`state_dict()` of both holds Python numbers)
+HOST_STATE_FILE_WORDS = ("rng", "random_state", "sched", "scaler")

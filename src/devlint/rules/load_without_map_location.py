@@ -3,6 +3,7 @@ without `map_location`, so a checkpoint saved from CUDA cannot be read there."""
 
 from __future__ import annotations
 
+from devlint.analysis.interp import code_of
 from devlint.findings import Confidence, Severity
 from devlint.knowledge import torch as tk
 from devlint.rules._portability import fallback_device_text, fallback_events, supports_cpu
@@ -46,7 +47,9 @@ rule = Rule(
         Only programs that choose the CPU when no GPU is available (a `device` with a CPU
         fallback, or a move under `if torch.cuda.is_available():`) are checked: a script that
         requires a GPU has nowhere else to load. A load under `if torch.cuda.is_available():`
-        is not reported. `map_location` passed through `**kwargs` counts as given.
+        is not reported. `map_location` passed through `**kwargs` counts as given. Files named
+        for state that holds no CUDA tensor (RNG states, LR schedulers, GradScaler: a path
+        with `rng`, `random_state`, `sched` or `scaler` in it) are not reported.
     """,
 )
 
@@ -64,7 +67,7 @@ def load_without_map_location(program):
         if "map_location" in keys or "**" in keys or "*" in keys:
             continue
         position = tk.MAP_LOCATION_POSITION.get(made.qual)
-        if position is None or keys.count(None) > position:
+        if position is None or keys.count(None) > position or _host_state_file(made.node):
             continue
         if where is None:
             fallback = fallback_events(program)
@@ -81,3 +84,11 @@ def load_without_map_location(program):
             ctx=made.ctx,
             fix=_fixes.map_location(program, made.node, device),
         )
+
+
+def _host_state_file(call) -> bool:
+    """A file named for state that holds no CUDA tensor (`rng_state.pth`, `scheduler.pt`)."""
+    if not call.args or call.args[0].keyword is not None:
+        return False
+    text = code_of(call.args[0].value).lower()
+    return any(word in text for word in tk.HOST_STATE_FILE_WORDS)
