@@ -13,11 +13,12 @@ import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
-import pathspec
+from typing import TYPE_CHECKING, Any
 
 from devlint.selection import Layer, SelectionError, expand, parse_codes, validate
+
+if TYPE_CHECKING:
+    import pathspec
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -80,6 +81,8 @@ class Config:
 
 @lru_cache(maxsize=256)
 def _compiled(pattern: str) -> pathspec.GitIgnoreSpec:
+    import pathspec  # only for per-file-ignores: a plain run need not import it
+
     return pathspec.GitIgnoreSpec.from_lines([pattern])
 
 

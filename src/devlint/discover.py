@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
-
-import pathspec
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from devlint.source import is_source_path
+
+if TYPE_CHECKING:  # pathspec is imported where a folder is walked: checking one file needs none of it
+    import pathspec
 
 __all__ = ["DiscoveredFile", "PathNotFoundError", "discover", "SKIPPED_DIR_NAMES"]
 
@@ -70,6 +71,8 @@ def _read_gitignore(folder: str) -> _IgnoreLayer | None:
             lines = handle.read().splitlines()
     except OSError:
         return None
+    import pathspec
+
     spec = pathspec.GitIgnoreSpec.from_lines(lines)
     return _IgnoreLayer(folder, spec) if spec.patterns else None
 
@@ -144,12 +147,17 @@ def discover(
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
         raise PathNotFoundError(", ".join(missing))
-    exclude_spec = pathspec.GitIgnoreSpec.from_lines(list(exclude)) if exclude else None
     exclude_base = os.path.abspath(exclude_root if exclude_root is not None else os.getcwd())
+    compiled: list[pathspec.GitIgnoreSpec] = []
 
     def excluded(abs_path: str, is_dir: bool) -> bool:
-        if exclude_spec is None:
+        if not exclude:
             return False
+        if not compiled:
+            import pathspec
+
+            compiled.append(pathspec.GitIgnoreSpec.from_lines(list(exclude)))
+        exclude_spec = compiled[0]
         rel = os.path.relpath(abs_path, exclude_base)
         if rel.startswith(".."):
             # outside the project root: match the path's own name parts only
