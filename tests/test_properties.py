@@ -205,3 +205,20 @@ def test_fixing_a_mutant_never_raises_or_breaks_it(mutant: tuple[Path, str]) -> 
     fixed = fix_unit(replace(unit), findings, settings_, unsafe=True)
     if fixed.changed:
         cst.parse_module(fixed.fixed)  # a fix never leaves a file that does not parse
+
+
+# programs that once made the analysis raise (found by the robustness and property runs)
+REGRESSIONS = {
+    "cuda with starred arguments": (
+        "import torch\n\nclass Net(torch.nn.Module):\n    def cuda(self, *args, **kwargs):\n"
+        "        return super().cuda(*args, **kwargs)\n\ntarget = torch.randint(0, 5, (4,)).cuda(*args)\n"),
+    "tensor from starred arguments": (
+        "import torch\n\ndevice = torch.device('cuda')\nt = torch.tensor(*a)\nu = t.cuda()\n"
+        "print(torch.tensor(*args, **kwargs).device, u + torch.ones(2))\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REGRESSIONS))
+def test_programs_that_once_crashed_the_analysis(name: str) -> None:
+    findings = check_text(REGRESSIONS[name], "regression.py")
+    assert all(f.code != "DEV000" for f in findings)

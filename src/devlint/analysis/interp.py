@@ -1785,7 +1785,8 @@ class Interpreter:
         # tensors; only data that is visibly a sequence (a list, a tuple, an array) has dimensions
         first = args[0] if args else None
         zero_dim = name in ("tensor", "as_tensor") and first is not None and bool(node.args) \
-            and not node.args[0].star and first.kind is Kind.SCALAR
+            and not node.args[0].star and (first.kind is Kind.SCALAR
+                                           or first.kind is Kind.UNKNOWN and _is_number_expression(node.args[0].value))
         if place is not None and place.known:
             value = Value(Kind.TENSOR, place, Origin(ORIGIN_FACTORY, node, f"`{code_of(node)}`"))
         elif frame.ctx.default_device or self.default_device:
@@ -2069,7 +2070,8 @@ class Interpreter:
             return SCALAR
         if not operands:
             return Value(Kind.TENSOR, UNKNOWN_PLACE)
-        return self.tensor_result(operands)
+        return self.tensor_result(operands, zero_dim=qual in tk.ELEMENTWISE_FUNCTIONS
+                                  and all(t.is_zero_dim for t in operands))
 
     def _host_consumer(self, node: cst.CSTNode, values: list[Value], consumer: str, frame: Frame,
                        result: Value = UNKNOWN) -> Value:
@@ -2897,6 +2899,28 @@ def _count_lines(module: cst.Module) -> int:
 
 
 _FAST_COPY = not hasattr(Value, "__post_init__") and not hasattr(Value, "__slots__")
+
+
+_NUMBER_FUNCTIONS = frozenset({"min", "max", "abs", "int", "float", "round", "len", "sum", "pow"})
+_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
+
+
+def _is_number_expression(node: cst.BaseExpression) -> bool:
+    """Arithmetic that visibly makes a Python number (`(max_position - 1) / mid`, `min(a, b)`,
+    `math.log(n)`) even when its operands are unknown: `torch.tensor` of it is 0-dim."""
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, cst.UnaryOperation):
+        return isinstance(node.operator, (cst.Minus, cst.Plus)) and _is_number_expression(node.expression)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _ARITHMETIC):
+        sides = (node.left, node.right)
+        if any(isinstance(side, (cst.List, cst.Tuple, cst.ListComp, cst.Set, cst.Dict)) for side in sides):
+            return False  # `[0] * n` is a list
+        return any(_is_number_expression(side) for side in sides)
+    if isinstance(node, cst.Call):
+        name = dotted(node.func) or ""
+        return name in _NUMBER_FUNCTIONS or name.startswith("math.")
+    return False
 
 
 def _objects_within(value: Value, depth: int = 0, found: set[int] | None = None) -> set[int]:

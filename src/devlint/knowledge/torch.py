@@ -107,6 +107,14 @@ NON_MIXING_FUNCTIONS = frozenset({
 })
 
 # torch functions whose result is a Python value
+# element-wise functions: their result has the shape of their inputs (a 0-dim input gives a
+# 0-dim output, which may still meet device tensors)
+ELEMENTWISE_FUNCTIONS = frozenset({
+    "torch.log", "torch.log2", "torch.log10", "torch.log1p", "torch.exp", "torch.exp2", "torch.expm1",
+    "torch.sqrt", "torch.rsqrt", "torch.abs", "torch.neg", "torch.sign", "torch.reciprocal",
+    "torch.ceil", "torch.floor", "torch.round", "torch.trunc", "torch.sin", "torch.cos", "torch.tan",
+    "torch.tanh", "torch.sigmoid", "torch.clamp", "torch.clip", "torch.pow", "torch.erf",
+})
 HOST_VALUE_FUNCTIONS = frozenset({"torch.numel", "torch.is_tensor", "torch.equal",
                                   "torch.allclose", "torch.is_floating_point"})
 
