@@ -193,6 +193,19 @@ def test_concurrent_runs_on_one_tree(project) -> None:  # type: ignore[no-untype
     assert not list((project.root / CACHE_DIR_NAME).rglob(".tmp-*"))
 
 
+def test_a_run_served_from_the_cache_never_loads_the_parser(project) -> None:  # type: ignore[no-untyped-def]
+    project.write("models.py", MODELS_CPU.replace('"cpu"', '"cuda"'))
+    project.write("train.py", TRAIN)
+    command = [sys.executable, "-X", "importtime", "-m", "devlint", "check", ".", "--format", "json"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    cold = subprocess.run(command, cwd=project.root, env=env, capture_output=True, text=True, timeout=600)
+    warm = subprocess.run(command, cwd=project.root, env=env, capture_output=True, text=True, timeout=600)
+    assert "| libcst" in cold.stderr  # -X importtime names every module a process executes
+    assert warm.stdout == cold.stdout and json.loads(warm.stdout)["findings"]
+    loaded = [line for line in warm.stderr.splitlines() if "libcst" in line or "devlint.analysis.interp" in line]
+    assert loaded == [], loaded[:3]
+
+
 def test_findings_round_trip_through_json() -> None:
     finding = Finding(
         code="DEV101", name="unmoved-input", severity=Severity.ERROR, path="train.py", line=3, column=5,

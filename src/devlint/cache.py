@@ -132,10 +132,10 @@ def _code_fingerprint() -> str:
 
 def _libcst_version() -> str:
     """libcst's version without importing libcst (the warm path must stay cheap)."""
-    import importlib.util
+    import importlib.machinery
 
-    try:
-        spec = importlib.util.find_spec("libcst")
+    try:  # the path finder, not importlib.util.find_spec: that reads a lazily bound module's spec
+        spec = importlib.machinery.PathFinder.find_spec("libcst")
     except (ImportError, ValueError):
         return "?"
     if spec is None or not spec.origin:

@@ -7,14 +7,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterator
 
-import libcst as cst
-
+from devlint._lazy import lazy_import
 from devlint.analysis import devices
 from devlint.analysis.events import Made, Move
-from devlint.analysis.interp import code_of
 from devlint.analysis.values import Value
 from devlint.knowledge import matches
 from devlint.knowledge import torch as tk
+
+# bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
+cst = lazy_import("libcst")
+interp = lazy_import("devlint.analysis.interp")
+
 
 if TYPE_CHECKING:  # pragma: no cover
     from devlint.analysis.program import Program
@@ -80,7 +83,7 @@ def fallback_device_text(program: "Program") -> str:
             continue
         arg = next((a.value for a in move.call.args if a.keyword is None or a.keyword.value == "device"), None)
         if isinstance(arg, (cst.Name, cst.Attribute)):
-            return code_of(arg)
+            return interp.code_of(arg)
     return ""
 
 

@@ -1,10 +1,14 @@
 """DEV106 changed-after-move: a submodule or parameter assigned after the model was moved."""
 
+from devlint._lazy import lazy_import
 from devlint.analysis.values import ORIGIN_AFTER_MOVE
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_side, when_it_crashes
-from devlint.rules import _fixes
 from devlint.rules.base import FixSafety, Report, Rule
+
+# bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
+_fixes = lazy_import("devlint.rules._fixes")
+
 
 rule = Rule(
     code="DEV106",

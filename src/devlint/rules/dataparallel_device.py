@@ -3,16 +3,19 @@ model is moved to another GPU."""
 
 from __future__ import annotations
 
-import libcst as cst
-
+from devlint._lazy import lazy_import
 from devlint.analysis import devices
 from devlint.analysis.events import Made, Move
-from devlint.analysis.interp import code_of
 from devlint.analysis.values import Kind, Value, Where
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import value_name
 from devlint.rules._portability import current_device, int_fact
 from devlint.rules.base import Report, Rule
+
+# bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
+cst = lazy_import("libcst")
+interp = lazy_import("devlint.analysis.interp")
+
 
 rule = Rule(
     code="DEV112",
@@ -90,13 +93,13 @@ def _first_device(made: Made) -> tuple[str, str]:
         if isinstance(first, cst.Integer):
             index = int(first.value, 0)
             return f"cuda:{index}", f"cuda:{index} (`device_ids[0]`)"
-        text = code_of(first)
+        text = interp.code_of(first)
         return devices.indexed("cuda", None, text), f"cuda:{text} (`device_ids[0]`)"
     if value is not None and value.kind in (Kind.LIST, Kind.TUPLE):
         first_value = value.get_field(0)
         index = int_fact(first_value)
         if index is not None:
-            return f"cuda:{index}", f"cuda:{index} (`{code_of(expr)}[0]`)"
+            return f"cuda:{index}", f"cuda:{index} (`{interp.code_of(expr)}[0]`)"
     return "", ""
 
 

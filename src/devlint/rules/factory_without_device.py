@@ -1,10 +1,14 @@
 """DEV105 factory-without-device: a tensor made with no `device=` meets device tensors."""
 
+from devlint._lazy import lazy_import
 from devlint.analysis.values import ORIGIN_FACTORY
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_side, value_name, when_it_crashes
-from devlint.rules import _fixes
 from devlint.rules.base import FixSafety, Report, Rule
+
+# bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
+_fixes = lazy_import("devlint.rules._fixes")
+
 
 rule = Rule(
     code="DEV105",

@@ -2,10 +2,14 @@
 
 from typing import TYPE_CHECKING, Iterator
 
+from devlint._lazy import lazy_import
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_side, when_it_crashes
-from devlint.rules import _fixes
 from devlint.rules.base import FixSafety, Report, Rule
+
+# bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
+_fixes = lazy_import("devlint.rules._fixes")
+
 
 if TYPE_CHECKING:  # pragma: no cover
     from devlint.analysis.program import Program

@@ -3,12 +3,16 @@ silently ignored."""
 
 from __future__ import annotations
 
+from devlint._lazy import lazy_import
 from devlint.analysis.events import Made
 from devlint.findings import Confidence, Severity
 from devlint.knowledge import torch as tk
 from devlint.rules._portability import describe_init, is_cuda_init
-from devlint.rules import _fixes
 from devlint.rules.base import FixSafety, Report, Rule
+
+# bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
+_fixes = lazy_import("devlint.rules._fixes")
+
 
 rule = Rule(
     code="DEV203",

@@ -3,12 +3,16 @@ without `map_location`, so a checkpoint saved from CUDA cannot be read there."""
 
 from __future__ import annotations
 
-from devlint.analysis.interp import code_of
+from devlint._lazy import lazy_import
 from devlint.findings import Confidence, Severity
 from devlint.knowledge import torch as tk
 from devlint.rules._portability import fallback_device_text, fallback_events, supports_cpu
-from devlint.rules import _fixes
 from devlint.rules.base import FixSafety, Report, Rule
+
+# bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
+interp = lazy_import("devlint.analysis.interp")
+_fixes = lazy_import("devlint.rules._fixes")
+
 
 rule = Rule(
     code="DEV201",
@@ -90,5 +94,5 @@ def _host_state_file(call) -> bool:
     """A file named for state that holds no CUDA tensor (`rng_state.pth`, `scheduler.pt`)."""
     if not call.args or call.args[0].keyword is not None:
         return False
-    text = code_of(call.args[0].value).lower()
+    text = interp.code_of(call.args[0].value).lower()
     return any(word in text for word in tk.HOST_STATE_FILE_WORDS)

@@ -1,9 +1,13 @@
 """DEV108 to-on-non-tensor: `.to()` / `.cuda()` on an object that has no such method."""
 
+from devlint._lazy import lazy_import
 from devlint.analysis.values import Kind
 from devlint.findings import Severity
-from devlint.rules import _fixes
 from devlint.rules.base import FixSafety, Report, Rule
+
+# bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
+_fixes = lazy_import("devlint.rules._fixes")
+
 
 rule = Rule(
     code="DEV108",

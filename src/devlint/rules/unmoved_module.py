@@ -1,10 +1,14 @@
 """DEV102 unmoved-module: a module with weights that is never moved is called with device tensors."""
 
+from devlint._lazy import lazy_import
 from devlint.analysis.values import ORIGIN_MODULE, Kind
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_expr, device_side, value_name, when_it_crashes, where_from
-from devlint.rules import _fixes
 from devlint.rules.base import FixSafety, Report, Rule
+
+# bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
+_fixes = lazy_import("devlint.rules._fixes")
+
 
 rule = Rule(
     code="DEV102",

@@ -1,10 +1,14 @@
 """DEV104 unregistered-tensor: a plain tensor attribute is not moved with its module."""
 
+from devlint._lazy import lazy_import
 from devlint.analysis.values import ORIGIN_ATTRIBUTE
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_side, when_it_crashes
-from devlint.rules import _fixes
 from devlint.rules.base import FixSafety, Report, Rule
+
+# bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
+_fixes = lazy_import("devlint.rules._fixes")
+
 
 rule = Rule(
     code="DEV104",
