@@ -212,6 +212,16 @@ def test_nesting_limit_counts_tokens_not_characters_in_strings() -> None:
     assert line == 3 and "200" in why
 
 
+@pytest.mark.parametrize("chain", [" - ", " and ", " or ", " if c else ", "."])
+def test_nesting_limit_sees_operators_and_keywords_between_skipped_tokens(chain: str) -> None:
+    deep = "x = a" + "".join(f"{chain}b{i}" for i in range(limits.MAX_EXPRESSION_DEPTH + 5)) + "\n"
+    assert limits.nesting_problem("# a comment\ns = 'text'\n" + deep)[1] == 3
+    # names that merely start with a keyword, strings and numbers do not count
+    lookalikes = "x = " + " ".join(f"android{i} ore 'and' 1.5e3 yield_" for i in range(2000)) + "\n"
+    assert limits.nesting_problem(lookalikes) is None
+    assert limits.nesting_problem("x = 'unterminated\n" + "y = a < b > c : d\n" * 3000) is None
+
+
 def test_symlink_loop_in_a_folder(project, invoke) -> None:
     (project.root / "pkg").mkdir()
     os.symlink("..", project.root / "pkg" / "up")

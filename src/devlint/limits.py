@@ -27,24 +27,31 @@ MAX_SOURCE_BYTES = 2_000_000  # as project.MAX_PROJECT_FILE_BYTES, for files imp
 MAX_BRACKET_DEPTH = 200  # CPython's tokenizer limit (MAXLEVEL)
 MAX_EXPRESSION_DEPTH = 1000
 
+_STRING = r"""[rRbBuUfF]{0,2}(?:\"\"\"(?:\\[\s\S]|[^\\])*?\"\"\"|'''(?:\\[\s\S]|[^\\])*?'''
+    |"(?:\\[\s\S]|[^"\\\r\n])*"|'(?:\\[\s\S]|[^'\\\r\n])*')"""
+# keywords that add a level to the tree (comparisons, `in` and `is` are flat in every parser)
+_KEYWORD = r"(?:and|or|not|if|else|lambda|await|yield)\b"
+# One match per token that can change the nesting count. Everything else (strings, comments,
+# line continuations, numbers, other names, other characters) is skipped inside the regex
+# engine, as the prefix of the next match: the Python loop below sees about half the tokens.
+# Every character is covered by the skipped part or by a group, and `end` matches at the end of
+# the text, so a match never fails and never backtracks further than one skipped item.
 _TOKEN = re.compile(
     r"""
-    (?P<str>[rRbBuUfF]{0,2}(?:\"\"\"(?:\\[\s\S]|[^\\])*?\"\"\"|'''(?:\\[\s\S]|[^\\])*?'''
-        |"(?:\\[\s\S]|[^"\\\r\n])*"|'(?:\\[\s\S]|[^'\\\r\n])*'))
-    |(?P<comment>\#[^\r\n]*)
-    |(?P<cont>\\(?:\r\n|\r|\n))
-    |(?P<nl>\r\n|\r|\n)
-    |(?P<num>\d[\w.]*|\.\d\w*)
-    |(?P<name>[^\W\d]\w*)
-    |(?P<open>[(\[{])
-    |(?P<close>[)\]}])
-    |(?P<sep>[,;])
-    |(?P<op>\*\*|//|<<|>>|:=|[-+*/%@&|^~.])
+    (?:""" + _STRING + r"""
+        |\#[^\r\n]*|\\(?:\r\n|\r|\n)|\d[\w.]*|\.\d\w*|(?!""" + _KEYWORD + r""")[^\W\d]\w*
+        |[^-+*/%@&|^~.()\[\]{},;\r\n\w\\\#'"<>:]|<(?!<)|>(?!>)|:(?!=)|['"\\]
+    )*
+    (?:(?P<nl>\r\n|\r|\n)
+        |(?P<name>""" + _KEYWORD + r""")
+        |(?P<open>[(\[{])
+        |(?P<close>[)\]}])
+        |(?P<sep>[,;])
+        |(?P<op>\*\*|//|<<|>>|:=|[-+*/%@&|^~.])
+        |(?P<end>\Z))
     """,
     re.VERBOSE,
 )
-# keywords that add a level to the tree (comparisons, `in` and `is` are flat in every parser)
-_NESTING_KEYWORDS = frozenset({"and", "or", "not", "if", "else", "lambda", "await", "yield"})
 
 
 def size_problem(size: int) -> str | None:
@@ -74,15 +81,15 @@ def nesting_problem(text: str) -> tuple[str, int] | None:
     done = 0  # deepest finished element at the current level
     for match in _TOKEN.finditer(text):
         kind = match.lastgroup
-        if kind == "op" or (kind == "name" and match.group() in _NESTING_KEYWORDS):
+        if kind == "op" or kind == "name":
             ops += 1
             if carried + ops > MAX_EXPRESSION_DEPTH:
                 return (f"an expression nests more than {MAX_EXPRESSION_DEPTH} levels deep, deeper than "
-                        f"devlint parses", _line_of(text, match.start()))
+                        f"devlint parses", _line_of(text, match.start(kind)))
         elif kind == "open":
             if len(saved) >= MAX_BRACKET_DEPTH:
                 return (f"brackets are nested more than {MAX_BRACKET_DEPTH} levels deep, which Python itself "
-                        f"refuses", _line_of(text, match.start()))
+                        f"refuses", _line_of(text, match.start(kind)))
             saved.append((ops, done))
             carried += ops + 1
             ops = done = 0
@@ -95,7 +102,7 @@ def nesting_problem(text: str) -> tuple[str, int] | None:
             ops += inner
             if carried + ops > MAX_EXPRESSION_DEPTH:
                 return (f"an expression nests more than {MAX_EXPRESSION_DEPTH} levels deep, deeper than "
-                        f"devlint parses", _line_of(text, match.start()))
+                        f"devlint parses", _line_of(text, match.start(kind)))
         elif kind == "sep" or (kind == "nl" and not saved):
             done, ops = max(done, ops), 0
             if not saved:

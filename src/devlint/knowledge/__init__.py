@@ -19,7 +19,12 @@ def matches(qual: str, table: Iterable[str]) -> bool:
     """True when the dotted name `qual` is named by the table (exact, `a.b.*` or glob)."""
     if not qual:
         return False
-    exact, prefixes, globs = _compile(table if isinstance(table, frozenset) else frozenset(table))
+    return _matches(qual, table if isinstance(table, frozenset) else frozenset(table))
+
+
+@lru_cache(maxsize=1 << 16)  # the analysis asks the same few hundred names of each table over and over
+def _matches(qual: str, table: frozenset[str]) -> bool:
+    exact, prefixes, globs = _compile(table)
     if qual in exact:
         return True
     for prefix in prefixes:
