@@ -440,3 +440,24 @@ def test_stdin_resolves_imports_beside_the_named_file(project, invoke) -> None:
     outcome = invoke("check", "--stdin-filename", "train.py", "--format", "json", input=source)
     findings = json.loads(outcome.stdout)["findings"]
     assert [(f["path"], f["line"], f["code"]) for f in findings] == [("models.py", 9, "DEV104")]
+
+
+def test_a_file_imported_earlier_is_parsed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import libcst
+
+    models = tmp_path / "models.py"
+    models.write_text("import torch\n\n\ndef build(device='cpu'):\n    return torch.nn.Linear(4, 2).to(device)\n")
+    train = tmp_path / "train.py"
+    train.write_text("import torch\nfrom models import build\n\nmodel = build().to('cuda')\n"
+                     "print(model(torch.randn(3, 4)))\n")
+    parsed: list[str] = []
+    real = libcst.parse_module
+    monkeypatch.setattr(libcst, "parse_module", lambda source, *a, **k: parsed.append(
+        source if isinstance(source, str) else source.decode()) or real(source, *a, **k))
+    monkeypatch.chdir(tmp_path)
+    assert "DEV105" in [f.code for f in check_text(train.read_text(), str(train))]
+    assert check_text(models.read_text(), str(models)) == []
+    assert parsed.count(models.read_text()) == 1  # parsed for train.py's import, reused for its own check
+    changed = models.read_text() + "# edited\n"
+    assert check_text(changed, str(models)) == []  # the text differs from the file: parsed anew
+    assert parsed.count(changed) == 1

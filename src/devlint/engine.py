@@ -20,7 +20,7 @@ from pathlib import Path
 from devlint.findings import Finding, Severity
 from devlint.limits import nesting_problem, size_problem
 from devlint.prefilter import compiles, needs_analysis
-from devlint.project import ProjectIndex, index_for, remember_parse
+from devlint.project import ProjectIndex, earlier_parse, index_for, remember_parse
 from devlint.rules import all_rules, rule_by_code
 
 
@@ -145,15 +145,18 @@ def check_text(
         # no device signal: nothing can be reported (devlint.prefilter says why), and CPython
         # parses it; when CPython cannot, libcst below decides, so DEV000 is always libcst's
         return []
-    parsed = parse(text, path)
+    real_file = bool(path) and not path.startswith("<")
+    # a file another checked file imported was parsed then (by the project index): reuse it
+    parsed = (earlier_parse(Path(path), text) if real_file and not _PYTHON2.search(text) else None) \
+        or parse(text, path)
     if isinstance(parsed, Finding):
         return [parsed] if enabled is None or "DEV000" in enabled else []
     rules = [r for r in all_rules() if r.checks and (enabled is None or r.code in enabled)]
     if not rules:
         return []
-    if project is None and path and not path.startswith("<"):
+    if project is None and real_file:
         project = index_for(path)
-    if path and not path.startswith("<"):
+    if real_file:
         _share_parse(Path(path), text, parsed)
     try:
         program = analyse(parsed, path, move_helpers=move_helpers, device_helpers=device_helpers,

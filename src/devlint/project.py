@@ -204,6 +204,22 @@ def parsed_module(path: Path, stat: os.stat_result | None = None) -> cst.Module:
     return module
 
 
+def earlier_parse(path: Path, text: str) -> cst.Module | None:
+    """The parse of `path` made earlier in this process (another file imported it), when the
+    file on disk is still exactly `text`; None otherwise."""
+    try:
+        resolved = path.resolve()
+        cached = _PARSED.get(resolved)
+        if cached is None:
+            return None
+        stat = resolved.stat()
+        if cached[0] != (stat.st_mtime_ns, stat.st_size) or resolved.read_bytes() != text.encode("utf-8"):
+            return None
+    except (OSError, UnicodeEncodeError, ValueError):
+        return None
+    return cached[1]
+
+
 def remember_parse(path: Path, module: cst.Module, stat: os.stat_result | None = None) -> None:
     """Record a parse made elsewhere (the engine's) for the file at `path` as it is on disk."""
     try:

@@ -357,7 +357,11 @@ def _checked_files(
     chunk_of = {index: number for number, chunk in enumerate(chunks) for index in chunk}
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), mp_context=_pool_context())
     try:
-        futures = [pool.submit(check_chunk, [(i, units[i]) for i in chunk], settings) for chunk in chunks]
+        # the largest chunks first: a big file started last would keep one worker busy alone
+        by_size = sorted(range(len(chunks)), key=lambda n: -sum(len(units[i].text or "") for i in chunks[n]))
+        futures: list = [None] * len(chunks)
+        for number in by_size:
+            futures[number] = pool.submit(check_chunk, [(i, units[i]) for i in chunks[number]], settings)
         collected: set[int] = set()
         for index, file in enumerate(files):
             number = chunk_of.get(index)
