@@ -2947,6 +2947,7 @@ def _copy_value(value: Value, **changes: object) -> Value:
     attributes = copy.__dict__
     attributes.update(value.__dict__)
     attributes.update(changes)
+    attributes.pop("_hash", None)  # the copy differs: its hash is computed anew
     return copy
 
 

@@ -134,6 +134,22 @@ class Value:
     # the syntax node for FUNCTION / CLASS values
     node: "cst.CSTNode | None" = field(default=None, compare=False)
 
+    # The analysis memoises calls by their arguments' values, so a Value is hashed over and
+    # over, and the generated __hash__ walks every part each time. Values never change, so the
+    # hash is kept on the instance (copies made by `_copy_value` drop it; pickles leave it out).
+    def __hash__(self) -> int:
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash((self.kind, self.place, self.origin, self.fields, self.elem, self.obj, self.qual,
+                           self.facts))
+            object.__setattr__(self, "_hash", cached)
+        return cached
+
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(self.__dict__)
+        state.pop("_hash", None)
+        return state
+
     # --- small helpers -------------------------------------------------------------
     def has(self, fact: str) -> bool:
         return fact in self.facts
