@@ -222,3 +222,20 @@ REGRESSIONS = {
 def test_programs_that_once_crashed_the_analysis(name: str) -> None:
     findings = check_text(REGRESSIONS[name], "regression.py")
     assert all(f.code != "DEV000" for f in findings)
+
+
+def test_value_evolve_is_dataclasses_replace() -> None:
+    """Value.evolve skips dataclasses.replace's introspection; it must build the same value."""
+    import dataclasses
+
+    from devlint.analysis.values import HOST, Kind, Value
+
+    value = Value(Kind.TENSOR, facts=frozenset({"zero_dim"}), qual="t")
+    hash(value)
+    for changes in ({"place": HOST}, {"facts": frozenset()}, {"fields": (("a", value),), "obj": 3}):
+        evolved = value.evolve(**changes)
+        assert evolved == dataclasses.replace(value, **changes)
+        assert hash(evolved) == hash(dataclasses.replace(value, **changes))
+        assert value.evolve(**changes) != value
+    assert [f.name for f in dataclasses.fields(Value)] == ["kind", "place", "origin", "fields", "elem", "obj",
+                                                           "qual", "facts", "node"]  # evolve/__hash__ know these

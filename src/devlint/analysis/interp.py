@@ -2898,9 +2898,6 @@ def _count_lines(module: cst.Module) -> int:
     return sum(1 + len(getattr(getattr(stmt, "body", None), "body", ()) or ()) for stmt in module.body)
 
 
-_FAST_COPY = not hasattr(Value, "__post_init__") and not hasattr(Value, "__slots__")
-
-
 _NUMBER_FUNCTIONS = frozenset({"min", "max", "abs", "int", "float", "round", "len", "sum", "pow"})
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
 
@@ -2939,16 +2936,7 @@ def _objects_within(value: Value, depth: int = 0, found: set[int] | None = None)
 
 
 def _copy_value(value: Value, **changes: object) -> Value:
-    """`dataclasses.replace` for a Value on hot paths, without its per-call field introspection
-    (Value has no __post_init__ to run; a plain copy of its attributes is the same object)."""
-    if not _FAST_COPY:  # pragma: no cover - Value changed shape: take the general road
-        return replace(value, **changes)
-    copy = object.__new__(type(value))
-    attributes = copy.__dict__
-    attributes.update(value.__dict__)
-    attributes.update(changes)
-    attributes.pop("_hash", None)  # the copy differs: its hash is computed anew
-    return copy
+    return value.evolve(**changes)
 
 
 def _shape(value: Value, depth: int = 0) -> Value:

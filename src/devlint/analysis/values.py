@@ -150,15 +150,25 @@ class Value:
         state.pop("_hash", None)
         return state
 
+    def evolve(self, **changes: object) -> "Value":
+        """`dataclasses.replace` without its per-call field introspection, on the analysis' hot
+        paths (Value has no __post_init__ to run, so a copy of its attributes is the same object)."""
+        copy = object.__new__(Value)
+        attributes = copy.__dict__
+        attributes.update(self.__dict__)
+        attributes.update(changes)
+        attributes.pop("_hash", None)  # the copy differs: its hash is computed anew
+        return copy
+
     # --- small helpers -------------------------------------------------------------
     def has(self, fact: str) -> bool:
         return fact in self.facts
 
     def with_facts(self, *add: str, remove: Iterable[str] = ()) -> "Value":
-        return replace(self, facts=(self.facts - frozenset(remove)) | frozenset(add))
+        return self.evolve(facts=(self.facts - frozenset(remove)) | frozenset(add))
 
     def at(self, place: Placement) -> "Value":
-        return replace(self, place=place)
+        return self.evolve(place=place)
 
     def get_field(self, key: object) -> "Value | None":
         for k, v in self.fields:
@@ -169,12 +179,12 @@ class Value:
     def set_field(self, key: object, value: "Value") -> "Value":
         fields = [(k, v) for k, v in self.fields if k != key]
         fields.append((key, value))
-        return replace(self, fields=tuple(fields))
+        return self.evolve(fields=tuple(fields))
 
     def named(self, name: str) -> "Value":
         """Remember the variable a value was first bound to (for messages)."""
         if self.origin is not None and not self.origin.name and name:
-            return replace(self, origin=replace(self.origin, name=name))
+            return self.evolve(origin=replace(self.origin, name=name))
         return self
 
     @property
