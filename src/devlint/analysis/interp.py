@@ -1940,7 +1940,9 @@ class Interpreter:
             if collate is not None and collate.kind is not Kind.NONE:
                 batch = self._collate_batch(collate, dataset, node, frame, origin)
             elif dataset.kind is Kind.DATASET:
-                batch = self._as_batch(self._dataset_batch(dataset, node, frame, origin), origin, default_collate=True)
+                item = self._dataset_batch(dataset, node, frame, origin)
+                worker_moves.extend(self._placements_of_device_state(item, worker_moves))
+                batch = self._as_batch(item, origin, default_collate=True)
             elif dataset.has("placed_items") or dataset.has("hf_dataset"):  # `datasets`: may be on a device
                 batch = Value(Kind.BATCH, UNKNOWN_PLACE, origin)
             else:
@@ -1957,6 +1959,36 @@ class Interpreter:
             self.events.append(Made(event.node, event.ctx, "worker_move", "DataLoader", value, loader_args,
                                     text=code_of(event.node)))
         return value
+
+    def _placements_of_device_state(self, item: Value, seen: list[Event]) -> list[Event]:
+        """CUDA tensors a dataset's `__init__` made and its `__getitem__` hands out: every worker
+        process touches them (row 29 of real-device-bugs.md), so the moves or factories that
+        put them there count as device work of the loader (DEV110)."""
+        wanted: set[int] = set()
+
+        def walk(value: Value, depth: int) -> None:
+            if value.kind is Kind.TENSOR and value.place.on_device and devices.is_cuda(value.place.ident):
+                wanted.update(id(n) for n in (value.place.node, value.origin.node if value.origin else None) if n)
+            if depth < 3:
+                for _, part in value.fields:
+                    walk(part, depth + 1)
+
+        walk(item, 0)
+        if not wanted:
+            return []
+        known = {id(e.node) for e in seen} | {id(getattr(e, "call", None)) for e in seen if getattr(e, "call", None)}
+        found: list[Event] = []
+        for event in self.events:
+            if isinstance(event, Move):
+                placed = event.target.on_device and (id(event.node) in wanted or id(event.call) in wanted)
+            elif isinstance(event, Made) and event.what == "factory":
+                placed = event.value.place.on_device and id(event.node) in wanted
+            else:
+                continue
+            if placed and id(event.node) not in known and event.ctx.function.endswith(".__init__"):
+                known.add(id(event.node))
+                found.append(event)
+        return found
 
     def _collate_batch(self, collate: Value, dataset: Value, node: cst.Call, frame: Frame,
                        origin: Origin) -> Value:

@@ -76,8 +76,8 @@ rule = Rule(
         read from the command line or a config is not reported. A DataLoader built with
         `multiprocessing_context=...`, or a program that calls `set_start_method(...)` with
         "spawn" or "forkserver", starts its workers fresh and is reported only for
-        `pin_memory=True`. Tensors put on the GPU in `Dataset.__init__` and only indexed in
-        `__getitem__` are not reported.
+        `pin_memory=True`. Tensors a dataset puts on the GPU in its `__init__` count when its
+        `__getitem__` returns them (or parts of them); they are reported where they are placed.
     """,
 )
 
@@ -133,6 +133,9 @@ def _pins(made: Made) -> bool:
 def _where(made: Made) -> str:
     role = made.ctx.role
     function = made.ctx.function
+    if function.endswith(".__init__"):  # state the dataset built, then hands out sample by sample
+        owner = function.removesuffix(".__init__")
+        return f"`{function}()`, and `{owner}.__getitem__()` hands it out for every sample the DataLoader builds"
     if role == "getitem" or function.endswith(".__getitem__"):
         return f"`{function}()`, which the DataLoader calls for every sample"
     if role == "collate":
@@ -155,10 +158,11 @@ def cuda_work_in_loader_workers(program: "Program") -> Iterator[Report]:
         at = f" at line {program.position(loader.node)[0]}" if loader is not None else ""
         name = made.value.origin.description.removeprefix("a batch from ") if made.value.origin else ""
         name = "" if name in ("`DataLoader`", "") else f" {name}"
+        runs = "that happens" if made.ctx.function.endswith(".__init__") else "this runs"
         reasons = []
         if workers:
             reasons.append(
-                f"the DataLoader{name}{at} has `{workers}`, so this runs in forked worker processes, where "
+                f"the DataLoader{name}{at} has `{workers}`, so {runs} in forked worker processes, where "
                 f"CUDA cannot be initialised again (`RuntimeError: Cannot re-initialize CUDA in forked subprocess`)"
             )
         if pins:
@@ -172,7 +176,8 @@ def cuda_work_in_loader_workers(program: "Program") -> Iterator[Report]:
             node=made.node,
             message=(
                 f"{what} puts data on the GPU inside {_where(made)}; {'; '.join(reasons)}. "
-                f"Return CPU tensors here and move the batch in the training loop "
+                f"{'Keep the dataset on the CPU' if runs == 'that happens' else 'Return CPU tensors here'} "
+                f"and move the batch in the training loop "
                 f"(`batch = batch.to(device, non_blocking=True)`)."
             ),
             confidence=Confidence.DEFINITE,
