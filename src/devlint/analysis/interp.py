@@ -1105,7 +1105,7 @@ class Interpreter:
 
     def item_of(self, value: Value, key: object, text: str) -> Value:
         """`value[key]` / unpacking position `key` / attribute `key` of a batch."""
-        if value.has("hf_dataset"):  # `dataset["train"]`
+        if value.has("hf_dataset") or value.has("plot_axes"):  # `dataset["train"]`, `axes[0, 1]`
             return value
         if key is not None:
             field = value.get_field(key)
@@ -1633,6 +1633,8 @@ class Interpreter:
             is_array_maker = qual in lib.NUMPY_ARRAY_MAKERS
             if not matches(qual, lib.HOST_ONLY_EXCEPTIONS):
                 self._host_consumer(node, list(args) + list(kwargs.values()), f"`{qual}`", frame)
+            if qual in lib.AXES_MAKERS:
+                return self._axes(qual)
             return Value(Kind.NDARRAY, HOST) if is_array_maker or qual.startswith("numpy.") else UNKNOWN
         if qual.startswith("torch.") and not matches(qual, tk.NON_MIXING_FUNCTIONS):
             return self._torch_function(qual, node, args, kwargs, frame)
@@ -2118,10 +2120,23 @@ class Interpreter:
         return result
 
     # --- methods -----------------------------------------------------------------------
+    @staticmethod
+    def _axes(qual: str) -> Value:
+        """Matplotlib axes: one (`plt.gca()`), or `(figure, axes)` from `plt.subplots()`, whose
+        axes may be an array of axes (indexing it gives axes again)."""
+        axes = Value(Kind.OBJECT, NO_TENSORS, facts=frozenset({"plot_axes"}))
+        axes = replace(axes, elem=axes)
+        if qual.endswith(".subplots"):
+            return Value(Kind.TUPLE, NO_TENSORS, fields=((0, UNKNOWN), (1, axes)))
+        return axes
+
     def call_method(self, receiver: Value, name: str, node: cst.Call, args: list[Value],
                     kwargs: dict[str, Value], frame: Frame, statement: bool) -> Value:
         if name in ("to", "cuda", "cpu"):
             return self.move_call(receiver, name, node, args, kwargs, frame, statement)
+        if receiver.has("plot_axes") and name in lib.AXES_PLOTTING:
+            return self._host_consumer(node, list(args) + [v for k, v in kwargs.items() if not k.startswith("*")],
+                                       f"`{code_of(node.func)}`", frame)
         if receiver.fields and receiver.kind in (Kind.MODULE, Kind.OBJECT):
             attribute = receiver.get_field(name)
             if attribute is not None:  # `self.encoder(x)`: call what the attribute holds

@@ -94,6 +94,13 @@ HOST_ONLY_CALLS = frozenset({
     "numpy.*", "sklearn.metrics.*", "matplotlib.pyplot.*", "scipy.*", "pandas.DataFrame",
     "pandas.Series", "seaborn.*", "PIL.Image.fromarray", "cv2.*",
 })
+# matplotlib calls that return axes, and the axes methods that read their data arguments into
+# NumPy (`fig, ax = plt.subplots(); ax.plot(t)` fails on a CUDA tensor like `plt.plot(t)`)
+AXES_MAKERS = frozenset({"matplotlib.pyplot.subplots", "matplotlib.pyplot.subplot", "matplotlib.pyplot.gca",
+                         "matplotlib.pyplot.axes"})
+AXES_PLOTTING = frozenset({"plot", "scatter", "hist", "hist2d", "imshow", "matshow", "bar", "barh", "step",
+                           "stem", "fill_between", "errorbar", "boxplot", "violinplot", "pie", "contour",
+                           "contourf", "pcolormesh", "semilogx", "semilogy", "loglog", "stackplot"})
 # numpy functions that are fine with any argument (they do not read tensor data)
 HOST_ONLY_EXCEPTIONS = frozenset({"numpy.random.seed", "numpy.random.*", "numpy.set_printoptions",
                                   "numpy.dtype", "numpy.float32", "numpy.int64",

@@ -57,8 +57,9 @@ rule = Rule(
     limits="""
         Only tensors the analysis knows to be on a device are reported; host-only functions that
         never read tensor data (`np.random.seed`, `plt.figure`, `plt.savefig`, ...) are not.
-        Methods of objects returned by those libraries (`ax.plot(t)` on an axes object) are not
-        followed.
+        Matplotlib axes (from `plt.subplots()`, `plt.subplot()`, `plt.gca()`) are followed for
+        their plotting methods (`ax.plot(t)`, `axes[0].hist(t)`); methods of other objects those
+        libraries return (a `pandas.DataFrame`'s) are not.
     """,
 )
 
