@@ -1580,6 +1580,8 @@ class Interpreter:
             self.emit(Made(node, self.ctx(frame), "load", qual, UNKNOWN,
                            tuple([(None, a) for a in args] + list(kwargs.items())), text=code_of(node)))
             return Value(Kind.UNKNOWN, place or UNKNOWN_PLACE)
+        if qual in lib.ARGUMENT_PARSERS:
+            return Value(Kind.OBJECT, NO_TENSORS, obj=new_obj_id(), facts=frozenset({"argparser"}))
         if matches(qual, lib.ACCELERATORS):
             return Value(Kind.ACCELERATOR, device_at("accelerator.device", node, "=accelerator.device"),
                          obj=new_obj_id())
@@ -2120,6 +2122,33 @@ class Interpreter:
         return result
 
     # --- methods -----------------------------------------------------------------------
+    def _argparser_method(self, parser: Value, name: str, node: cst.Call, kwargs: dict[str, Value],
+                          frame: Frame) -> Value:
+        """An `argparse` parser collects the integer defaults of its options; `parse_args()`
+        gives an object holding them (other options stay unknown, as before)."""
+        if name in ("add_argument_group", "add_mutually_exclusive_group"):
+            return parser  # options added to a group belong to the parser
+        if name == "add_argument":
+            dest = _option_dest(node)
+            if dest is not None:
+                default = kwargs.get("default")
+                known = default.with_facts("option_default") if default is not None \
+                    and default.kind is Kind.SCALAR and any(f.startswith("int=") for f in default.facts) else UNKNOWN
+                self.rebind(frame, parser.obj, parser.set_field(dest, known))
+            return UNKNOWN
+        if name == "set_defaults":
+            updated = parser
+            for key, value in kwargs.items():
+                if not key.startswith("*"):
+                    updated = updated.set_field(key, value if value.kind is Kind.SCALAR else UNKNOWN)
+            self.rebind(frame, parser.obj, updated)
+            return UNKNOWN
+        if name in ("parse_args", "parse_known_args"):
+            parsed = Value(Kind.OBJECT, NO_TENSORS, obj=new_obj_id(), fields=parser.fields,
+                           facts=frozenset({"parsed_args"}))
+            return parsed if name == "parse_args" else Value(Kind.TUPLE, NO_TENSORS, fields=((0, parsed), (1, UNKNOWN)))
+        return UNKNOWN
+
     @staticmethod
     def _axes(qual: str) -> Value:
         """Matplotlib axes: one (`plt.gca()`), or `(figure, axes)` from `plt.subplots()`, whose
@@ -2134,6 +2163,8 @@ class Interpreter:
                     kwargs: dict[str, Value], frame: Frame, statement: bool) -> Value:
         if name in ("to", "cuda", "cpu"):
             return self.move_call(receiver, name, node, args, kwargs, frame, statement)
+        if receiver.has("argparser"):
+            return self._argparser_method(receiver, name, node, kwargs, frame)
         if receiver.has("plot_axes") and name in lib.AXES_PLOTTING:
             return self._host_consumer(node, list(args) + [v for k, v in kwargs.items() if not k.startswith("*")],
                                        f"`{code_of(node.func)}`", frame)
@@ -2943,6 +2974,24 @@ def _count_lines(module: cst.Module) -> int:
     if last is None:
         return 0
     return sum(1 + len(getattr(getattr(stmt, "body", None), "body", ()) or ()) for stmt in module.body)
+
+
+def _option_dest(call: cst.Call) -> str | None:
+    """The attribute `add_argument(...)` stores into: `dest=`, else the first long option
+    (`--num-workers` gives `num_workers`), else the positional name."""
+    names = []
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "dest":
+            return arg.value.evaluated_value if isinstance(arg.value, cst.SimpleString) else None
+        if arg.keyword is None and isinstance(arg.value, cst.SimpleString):
+            text = arg.value.evaluated_value
+            if isinstance(text, str):
+                names.append(text)
+    if not names:
+        return None
+    long = next((n for n in names if n.startswith("--")), None)
+    chosen = long or (names[0] if not names[0].startswith("-") else names[0])
+    return chosen.lstrip("-").replace("-", "_") or None
 
 
 _NUMBER_FUNCTIONS = frozenset({"min", "max", "abs", "int", "float", "round", "len", "sum", "pow"})

@@ -94,6 +94,10 @@ HOST_ONLY_CALLS = frozenset({
     "numpy.*", "sklearn.metrics.*", "matplotlib.pyplot.*", "scipy.*", "pandas.DataFrame",
     "pandas.Series", "seaborn.*", "PIL.Image.fromarray", "cv2.*",
 })
+# command-line parsers: the integer defaults of their options are known values, so
+# `DataLoader(..., num_workers=args.workers)` with `default=4` has 4 workers (DEV110)
+ARGUMENT_PARSERS = frozenset({"argparse.ArgumentParser"})
+
 # matplotlib calls that return axes, and the axes methods that read their data arguments into
 # NumPy (`fig, ax = plt.subplots(); ax.plot(t)` fails on a CUDA tensor like `plt.plot(t)`)
 AXES_MAKERS = frozenset({"matplotlib.pyplot.subplots", "matplotlib.pyplot.subplot", "matplotlib.pyplot.gca",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Iterator
 
+from devlint._lazy import lazy_import
 from devlint.analysis.events import Made
 from devlint.analysis.values import Kind, Value
 from devlint.findings import Confidence, Severity
@@ -13,6 +14,9 @@ from devlint.rules.base import FixSafety, Report, Rule
 
 if TYPE_CHECKING:  # pragma: no cover
     from devlint.analysis.program import Program
+
+# bound lazily: a run served from the result cache never loads it (devlint/_lazy.py)
+interp = lazy_import("devlint.analysis.interp")
 
 rule = Rule(
     code="DEV110",
@@ -72,8 +76,9 @@ rule = Rule(
     """,
     fix=FixSafety.NONE,
     limits="""
-        `num_workers` must be a literal or a variable whose value the analysis knows; a value
-        read from the command line or a config is not reported. A DataLoader built with
+        `num_workers` must be a literal, a variable whose value the analysis knows, or an
+        `argparse` option with an integer default (reported with that default); a value read
+        from a config file or the environment is not reported. A DataLoader built with
         `multiprocessing_context=...`, or a program that calls `set_start_method(...)` with
         "spawn" or "forkserver", starts its workers fresh and is reported only for
         `pin_memory=True`. Tensors a dataset puts on the GPU in its `__init__` count when its
@@ -108,15 +113,22 @@ def _known_int(value: Value | None) -> int | None:
     return None
 
 
-def _workers(made: Made, fresh_start: bool) -> str:
-    """`num_workers=4` when the loader forks workers that would initialise CUDA again."""
-    count = _known_int(_argument(made, "num_workers"))
+def _workers(made: Made, fresh_start: bool, loader: Made | None) -> str:
+    """"`num_workers=4`" when the loader forks workers that would initialise CUDA again (or
+    "`num_workers=args.workers` (4 by default)" for a command-line option's default)."""
+    value = _argument(made, "num_workers")
+    count = _known_int(value)
     if count is None or count <= 0 or fresh_start:
         return ""
     context = _argument(made, "multiprocessing_context")
     if context is not None and context.kind is not Kind.NONE:
         return ""
-    return f"num_workers={count}"
+    if value is not None and value.has("option_default"):
+        given = next((a.value for a in getattr(loader.node if loader else None, "args", ()) if a.keyword is not None
+                      and a.keyword.value == "num_workers"), None)
+        if given is not None:
+            return f"`num_workers={interp.code_of(given)}` ({count} by default)"
+    return f"`num_workers={count}`"
 
 
 def _pins(made: Made) -> bool:
@@ -150,11 +162,11 @@ def cuda_work_in_loader_workers(program: "Program") -> Iterator[Report]:
     fresh_start = any(_FRESH_START.search(m.text or "") for m in program.made("start_method"))
     loaders = {m.value.obj: m for m in program.made("loader")}
     for made in program.made("worker_move"):
-        workers = _workers(made, fresh_start)
+        loader = loaders.get(made.value.obj)
+        workers = _workers(made, fresh_start, loader)
         pins = _pins(made)
         if not workers and not pins:
             continue
-        loader = loaders.get(made.value.obj)
         at = f" at line {program.position(loader.node)[0]}" if loader is not None else ""
         name = made.value.origin.description.removeprefix("a batch from ") if made.value.origin else ""
         name = "" if name in ("`DataLoader`", "") else f" {name}"
@@ -162,7 +174,7 @@ def cuda_work_in_loader_workers(program: "Program") -> Iterator[Report]:
         reasons = []
         if workers:
             reasons.append(
-                f"the DataLoader{name}{at} has `{workers}`, so {runs} in forked worker processes, where "
+                f"the DataLoader{name}{at} has {workers}, so {runs} in forked worker processes, where "
                 f"CUDA cannot be initialised again (`RuntimeError: Cannot re-initialize CUDA in forked subprocess`)"
             )
         if pins:
