@@ -20,7 +20,7 @@ from pathlib import Path
 from devlint.findings import Finding, Severity
 from devlint.limits import nesting_problem, size_problem
 from devlint.prefilter import compiles, needs_analysis
-from devlint.project import ProjectIndex, earlier_parse, index_for, remember_parse
+from devlint.project import ProjectIndex, earlier_parse, index_for, share_parse
 from devlint.rules import all_rules, rule_by_code
 
 
@@ -110,16 +110,6 @@ def analyse(module: cst.Module, path: str, *, package: str = "",
     return Program(path, module, interpreter, interpreter.events)
 
 
-def _share_parse(path: Path, text: str, module: cst.Module) -> None:
-    """Let the project index reuse this parse when another file imports this one."""
-    try:
-        if path.is_file() and path.stat().st_size == len(text.encode("utf-8")) \
-                and path.read_text(encoding="utf-8") == text:
-            remember_parse(path.resolve(), module)
-    except (OSError, UnicodeDecodeError, ValueError):
-        pass
-
-
 def check_text(
     text: str,
     path: str,
@@ -157,7 +147,7 @@ def check_text(
     if project is None and real_file:
         project = index_for(path)
     if real_file:
-        _share_parse(Path(path), text, parsed)
+        share_parse(Path(path), text, parsed)
     try:
         program = analyse(parsed, path, move_helpers=move_helpers, device_helpers=device_helpers,
                           project=project, source=text)

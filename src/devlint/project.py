@@ -204,20 +204,32 @@ def parsed_module(path: Path, stat: os.stat_result | None = None) -> cst.Module:
     return module
 
 
-def earlier_parse(path: Path, text: str) -> cst.Module | None:
-    """The parse of `path` made earlier in this process (another file imported it), when the
-    file on disk is still exactly `text`; None otherwise."""
+def _stamp_if_holding(path: Path, text: str) -> tuple[int, int] | None:
+    """The (mtime, size) stamp of the file at `path` when it holds exactly `text`, else None."""
     try:
-        resolved = path.resolve()
-        cached = _PARSED.get(resolved)
-        if cached is None:
-            return None
-        stat = resolved.stat()
-        if cached[0] != (stat.st_mtime_ns, stat.st_size) or resolved.read_bytes() != text.encode("utf-8"):
+        stat = path.stat()
+        encoded = text.encode("utf-8")
+        if stat.st_size != len(encoded) or path.read_bytes() != encoded:
             return None
     except (OSError, UnicodeEncodeError, ValueError):
         return None
+    return (stat.st_mtime_ns, stat.st_size)
+
+
+def earlier_parse(path: Path, text: str) -> cst.Module | None:
+    """The parse of `path` made earlier in this process (another file imported it), when the
+    file on disk is still exactly `text`; None otherwise."""
+    resolved = path.resolve()
+    cached = _PARSED.get(resolved)
+    if cached is None or _stamp_if_holding(resolved, text) != cached[0]:
+        return None
     return cached[1]
+
+
+def share_parse(path: Path, text: str, module: cst.Module) -> None:
+    """Let the project index reuse a checked file's parse when another file imports it."""
+    if _stamp_if_holding(path, text) is not None:
+        remember_parse(path.resolve(), module)
 
 
 def remember_parse(path: Path, module: cst.Module, stat: os.stat_result | None = None) -> None:

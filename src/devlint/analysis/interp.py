@@ -864,7 +864,7 @@ class Interpreter:
                 elem = swap(elem, depth + 1)
             if changed is None and elem is v.elem:
                 return v
-            return _copy_value(v, fields=tuple(changed) if changed is not None else fields, elem=elem)
+            return v.evolve(fields=tuple(changed) if changed is not None else fields, elem=elem)
 
         reach = self._reach
         for env in (frame.env, self.module_env) if not frame.module_level else (frame.env,):
@@ -986,9 +986,7 @@ class Interpreter:
             if owner.place.on_device or owner.place.on_host or owner.place.where is Where.COND:
                 return Value(Kind.DEVICE, owner.place)  # x.device names x's own device
             return Value(Kind.DEVICE, UNKNOWN_PLACE)
-        if attr == "device" and owner.kind is Kind.UNKNOWN and not (
-                isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)
-                and node.value.value in _SETTING_HOLDERS):
+        if attr == "device" and owner.kind is Kind.UNKNOWN and not _of_setting_holder(node):
             # `embeddings.device` of a value we cannot see: it follows that value, wherever it is
             return Value(Kind.DEVICE, UNKNOWN_PLACE)
         if attr == "dtype":
@@ -1769,8 +1767,8 @@ class Interpreter:
         if value.kind is Kind.NONE:
             # `device=None`: mostly a parameter's default meaning "follow the input"; not evidence
             return UNKNOWN_PLACE
-        if isinstance(arg_node, cst.Attribute) and arg_node.attr.value == "device" and not (
-                isinstance(arg_node.value, cst.Name) and arg_node.value.value in _SETTING_HOLDERS):
+        if isinstance(arg_node, cst.Attribute) and arg_node.attr.value == "device" \
+                and not _of_setting_holder(arg_node):
             # `t.device` of a tensor we cannot see follows that tensor, wherever it is; `args.device`
             # or `self.device` is the program's chosen device
             return UNKNOWN_PLACE
@@ -2989,8 +2987,7 @@ def _option_dest(call: cst.Call) -> str | None:
                 names.append(text)
     if not names:
         return None
-    long = next((n for n in names if n.startswith("--")), None)
-    chosen = long or (names[0] if not names[0].startswith("-") else names[0])
+    chosen = next((n for n in names if n.startswith("--")), names[0])
     return chosen.lstrip("-").replace("-", "_") or None
 
 
@@ -3031,8 +3028,11 @@ def _objects_within(value: Value, depth: int = 0, found: set[int] | None = None)
     return found
 
 
-def _copy_value(value: Value, **changes: object) -> Value:
-    return value.evolve(**changes)
+def _of_setting_holder(node: cst.CSTNode | None) -> bool:
+    """`args.device`, `self.device`: an attribute of a name that holds the program's settings
+    (the chosen device), not of a tensor the analysis cannot see."""
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
+        and node.value.value in _SETTING_HOLDERS
 
 
 def _shape(value: Value, depth: int = 0) -> Value:
@@ -3040,9 +3040,8 @@ def _shape(value: Value, depth: int = 0) -> Value:
     the same abstract state behave the same in a call."""
     if depth > 2 or not (value.obj or value.fields or value.elem is not None):
         return value
-    return _copy_value(value, obj=0,
-                   fields=tuple((k, _shape(f, depth + 1)) for k, f in value.fields),
-                   elem=_shape(value.elem, depth + 1) if value.elem is not None else None)
+    return value.evolve(obj=0, fields=tuple((k, _shape(f, depth + 1)) for k, f in value.fields),
+                        elem=_shape(value.elem, depth + 1) if value.elem is not None else None)
 
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}

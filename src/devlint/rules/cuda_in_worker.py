@@ -170,7 +170,8 @@ def cuda_work_in_loader_workers(program: "Program") -> Iterator[Report]:
         at = f" at line {program.position(loader.node)[0]}" if loader is not None else ""
         name = made.value.origin.description.removeprefix("a batch from ") if made.value.origin else ""
         name = "" if name in ("`DataLoader`", "") else f" {name}"
-        runs = "that happens" if made.ctx.function.endswith(".__init__") else "this runs"
+        dataset_state = made.ctx.function.endswith(".__init__")  # built once, handed out per sample
+        runs = "that happens" if dataset_state else "this runs"
         reasons = []
         if workers:
             reasons.append(
@@ -188,7 +189,7 @@ def cuda_work_in_loader_workers(program: "Program") -> Iterator[Report]:
             node=made.node,
             message=(
                 f"{what} puts data on the GPU inside {_where(made)}; {'; '.join(reasons)}. "
-                f"{'Keep the dataset on the CPU' if runs == 'that happens' else 'Return CPU tensors here'} "
+                f"{'Keep the dataset on the CPU' if dataset_state else 'Return CPU tensors here'} "
                 f"and move the batch in the training loop "
                 f"(`batch = batch.to(device, non_blocking=True)`)."
             ),
