@@ -202,7 +202,7 @@ def test_a_run_served_from_the_cache_never_loads_the_parser(project) -> None:  #
     warm = subprocess.run(command, cwd=project.root, env=env, capture_output=True, text=True, timeout=600)
     assert "| libcst" in cold.stderr  # -X importtime names every module a process executes
     assert warm.stdout == cold.stdout and json.loads(warm.stdout)["findings"]
-    loaded = [line for line in warm.stderr.splitlines() if "libcst" in line or "devlint.analysis.interp" in line]
+    loaded = [line for line in warm.stderr.splitlines() if "libcst" in line or "devlint.analysis.driver" in line]
     assert loaded == [], loaded[:3]
 
 

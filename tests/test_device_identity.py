@@ -13,7 +13,7 @@ from devlint.engine import analyse, parse
 def _move_idents(source: str) -> dict[str, str]:
     """subject text -> identity of the device it is moved to, for every move in `source`."""
     program = analyse(parse(source, "t.py"), "t.py")
-    return {move.subject_text: devices.effective(move.target, program.interpreter.availability_conds)
+    return {move.subject_text: devices.effective(move.target, program.availability_conditions)
             for move in program.of(Move)}
 
 

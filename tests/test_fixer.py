@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from devlint.cli import cli
 from devlint.engine import check_text
 from devlint.findings import Fix
-from devlint.fixer import apply_edits, fix_source
+from devlint.fix.apply import apply_edits, fix_source
 from devlint.rules import all_rules
 
 GOLDEN = Path(__file__).parent / "fix_golden"

@@ -149,12 +149,12 @@ def _all_codes() -> frozenset[str]:
 
 @pytest.mark.parametrize("path", FIXTURES, ids=[_fixture_id(p) for p in FIXTURES])
 def test_fixture(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from devlint.analysis.program import Program
+    from devlint.analysis import positions
     from devlint.engine import check_text
 
     resolved: list[object] = []  # positions cost a codegen of the whole file: only for reports
-    real_resolve = Program._resolve
-    monkeypatch.setattr(Program, "_resolve", staticmethod(lambda module: resolved.append(module) or real_resolve(module)))
+    real_resolve = positions.resolve
+    monkeypatch.setattr(positions, "resolve", lambda module: resolved.append(module) or real_resolve(module))
     text = path.read_text(encoding="utf-8")
     expected = parse_expectations(text)
     findings = check_text(text, str(path), enabled=_all_codes())

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import devlint.engine
-from devlint.analysis import interp
+from devlint.knowledge.signals import PLACES_DEVICES
 from devlint.engine import check_text
 from devlint.prefilter import SIGNALS, compiles, has_device_signal, needs_analysis
 from devlint.rules import all_rules
@@ -159,16 +159,16 @@ def test_signals(text: str) -> None:
     assert has_device_signal(text), text
 
 
-def test_signals_cover_the_interpreters_own_gate() -> None:
-    # interp._PLACING decides whether a check reads other project files; a text it matches must
+def test_signals_cover_the_analysis_own_gate() -> None:
+    # PLACES_DEVICES decides whether a check reads other project files; a text it matches must
     # never be skipped, so every one of its alternatives has to be a signal here too
-    alternatives = interp._PLACING.pattern.split("|")
+    alternatives = PLACES_DEVICES.pattern.split("|")
     assert len(alternatives) > 5
     for alternative in alternatives:
         sample = re.sub(r"\\(.)", r"\1", alternative)  # unescape
         sample = re.sub(r"\[([^\]])[^\]]*\]", r"\1", sample)  # a class: its first member
-        assert interp._PLACING.search(sample), (alternative, sample)
-        assert SIGNALS.search(sample), f"interp._PLACING alternative {alternative!r} is not a prefilter signal"
+        assert PLACES_DEVICES.search(sample), (alternative, sample)
+        assert SIGNALS.search(sample), f"PLACES_DEVICES alternative {alternative!r} is not a prefilter signal"
 
 
 @pytest.mark.parametrize("rule", [r for r in all_rules() if r.checks], ids=lambda r: r.code)

@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from devlint.engine import check_text
-from devlint.fixrun import fix_unit
+from devlint.fix.run import fix_unit
 from devlint.rules import all_rules
 from devlint.runner import CheckSettings, check_unit
 from devlint.source import SourceUnit
@@ -230,12 +230,12 @@ def test_value_evolve_is_dataclasses_replace() -> None:
 
     from devlint.analysis.values import HOST, Kind, Value
 
-    value = Value(Kind.TENSOR, facts=frozenset({"zero_dim"}), qual="t")
+    value = Value(Kind.TENSOR, facts=frozenset({"zero_dim"}), qualname="t")
     hash(value)
-    for changes in ({"place": HOST}, {"facts": frozenset()}, {"fields": (("a", value),), "obj": 3}):
+    for changes in ({"place": HOST}, {"facts": frozenset()}, {"fields": (("a", value),), "identity": 3}):
         evolved = value.evolve(**changes)
         assert evolved == dataclasses.replace(value, **changes)
         assert hash(evolved) == hash(dataclasses.replace(value, **changes))
         assert value.evolve(**changes) != value
-    assert [f.name for f in dataclasses.fields(Value)] == ["kind", "place", "origin", "fields", "elem", "obj",
-                                                           "qual", "facts", "node"]  # evolve/__hash__ know these
+    assert [f.name for f in dataclasses.fields(Value)] == ["kind", "place", "origin", "fields", "elem",
+                                                           "identity", "qualname", "facts", "node"]  # evolve/__hash__ know these

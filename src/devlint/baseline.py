@@ -28,6 +28,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from devlint.atomic import write_atomically
 from devlint.findings import Finding
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -174,18 +175,10 @@ def write_baseline(file: str, result: "RunResult") -> int:
     ]
     document = {"devlint-baseline": FORMAT_VERSION, "findings": entries}
     text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    directory = os.path.dirname(os.path.abspath(file))
-    temporary = os.path.join(directory, f".{os.path.basename(file)}.{os.getpid()}.tmp")
     try:
-        os.makedirs(directory, exist_ok=True)
-        with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(temporary, file)
+        os.makedirs(os.path.dirname(os.path.abspath(file)), exist_ok=True)
+        write_atomically(file, text.encode("utf-8"))
     except OSError as exc:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
         raise BaselineError(f"cannot write baseline {file}: {exc.strerror or exc}") from None
     return sum(counts.values())
 

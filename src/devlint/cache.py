@@ -29,12 +29,12 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from devlint import __version__
+from devlint.atomic import write_atomically
 from devlint.findings import Confidence, Finding, Fix, Phase, Severity
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -279,17 +279,7 @@ class ResultCache:
         target = self._entry_path(self._key(path, display))
         try:
             self._prepare(target.parent)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    handle.write(text)
-                os.replace(tmp, target)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            write_atomically(target, text.encode("utf-8"))
         except OSError:
             self._writable = False  # read-only tree, full disk: run without writing
 
@@ -300,23 +290,10 @@ class ResultCache:
             self.folder.mkdir(parents=True, exist_ok=True)
         ignore = self.folder / ".gitignore"
         if not ignore.exists():
-            _write_atomic(ignore, "# written by devlint: its result cache is never committed\n*\n")
-            _write_atomic(self.folder / "CACHEDIR.TAG",
-                          "Signature: 8a477f597d28d172789f06886806bc55\n"
-                          "# This folder is devlint's result cache (https://bford.info/cachedir/).\n")
+            write_atomically(ignore, b"# written by devlint: its result cache is never committed\n*\n")
+            write_atomically(self.folder / "CACHEDIR.TAG",
+                             b"Signature: 8a477f597d28d172789f06886806bc55\n"
+                             b"# This folder is devlint's result cache (https://bford.info/cachedir/).\n")
         folder.mkdir(parents=True, exist_ok=True)
         self._prepared.add(folder)
 
-
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

@@ -298,14 +298,14 @@ def check_command(
             unit = decode_source(data, stdin_filename, abs_name)
         result = check_source(unit, settings)
         if (fix or diff) and unit.ok and not unit.is_notebook:
-            from devlint.fixrun import fix_unit
+            from devlint.fix.run import fix_unit
 
             own = [f for f in result.findings if f.path == unit.display]
             fixed = fix_unit(unit, own, settings, unsafe=unsafe_fixes)
             if fixed.refused:
                 click.echo(f"{unit.display}: {fixed.refused}", err=True)
             if diff:
-                from devlint.fixer import unified_diff
+                from devlint.fix.apply import unified_diff
 
                 sys.stdout.write(unified_diff(fixed))
                 return EXIT_FINDINGS if fixed.changed else EXIT_OK
@@ -332,8 +332,8 @@ def check_command(
             if isinstance(progress, _TerminalProgress):
                 progress.close()
         if fix or diff:
-            from devlint.fixer import remove_stale_temp_files, unified_diff
-            from devlint.fixrun import fix_files
+            from devlint.fix.apply import remove_stale_temp_files, unified_diff
+            from devlint.fix.run import fix_files
 
             if fix and not diff:  # what an earlier, killed `--fix` run left beside the files
                 remove_stale_temp_files(os.path.dirname(os.path.abspath(f.path)) for f in files)

@@ -12,33 +12,22 @@ import warnings
 
 import libcst as cst
 
-from devlint.analysis.interp import Interpreter
-from devlint.analysis.names import collect_imports
-from devlint.analysis.program import Program
 from pathlib import Path
 
-from devlint.findings import Finding, Severity
+from devlint.analysis.driver import Analysis
+from devlint.analysis.names import collect_imports
+from devlint.analysis.program import Program
+from devlint.findings import Confidence, Finding, Phase, make_finding
 from devlint.limits import nesting_problem, size_problem
 from devlint.prefilter import compiles, needs_analysis
 from devlint.project import ProjectIndex, earlier_parse, index_for, share_parse
-from devlint.rules import all_rules, rule_by_code
+from devlint.rules import all_rules
+from devlint.rules.base import Report, Rule
+from devlint.rules.parse_error import finding as parse_error_finding
 
 
 def parse_error(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
-    rule = rule_by_code("DEV000")
-    assert rule is not None
-    return Finding(
-        code=rule.code,
-        name=rule.name,
-        severity=Severity.ERROR,
-        path=path,
-        line=line,
-        column=column,
-        end_line=line,
-        end_column=column,
-        message=message,
-        statement_lines=(line, line),
-    )
+    return parse_error_finding(path, message, line, column)
 
 
 def parse(text: str, path: str) -> cst.Module | Finding:
@@ -91,23 +80,30 @@ def _python_syntax_error(text: str) -> tuple[str, int, int] | None:
 def analyse(module: cst.Module, path: str, *, package: str = "",
             move_helpers: frozenset[str] = frozenset(),
             device_helpers: frozenset[str] = frozenset(),
-            project: ProjectIndex | None = None, source: str | None = None) -> Program:
+            project: ProjectIndex | None = None, source: str | None = None,
+            depends: set[str] | None = None) -> Program:
+    """Run the placement analysis over one parsed file; `depends`, when given, receives the real
+    paths of the other project files the analysis read."""
     if project is not None and path and not package:
         try:
             package = project.module_name(Path(path))[1]
         except (ValueError, OSError):
             package = ""
     imports = collect_imports(module, package)
-    interpreter = Interpreter(module, imports, path=path, move_helpers=move_helpers,
-                              device_helpers=device_helpers, project=project, source=source)
+    analysis = Analysis(module, imports, path=path, move_helpers=move_helpers,
+                        device_helpers=device_helpers, project=project, source=source)
     limit = sys.getrecursionlimit()
     if limit < 10000:
         sys.setrecursionlimit(10000)
     try:
-        interpreter.run()
+        analysis.run()
     finally:
         sys.setrecursionlimit(limit)
-    return Program(path, module, interpreter, interpreter.events)
+    if depends is not None:
+        depends.update(str(unit.path) for unit in analysis.reached.values())
+    return Program(path, module, analysis.events,
+                   {display: unit.module for display, unit in analysis.reached.items()},
+                   frozenset(analysis.availability_conds))
 
 
 def check_text(
@@ -149,12 +145,11 @@ def check_text(
     if real_file:
         share_parse(Path(path), text, parsed)
     try:
+        # `depends`: the other project files this result depends on (the result cache)
         program = analyse(parsed, path, move_helpers=move_helpers, device_helpers=device_helpers,
-                          project=project, source=text)
+                          project=project, source=text, depends=depends)
     except RecursionError:
         return [parse_error(path, "the file is nested too deeply to analyse (nothing in it was checked)")]
-    if depends is not None:  # the other project files this result depends on (the result cache)
-        depends.update(str(unit.path) for unit in program.interpreter.units.values())
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 10000))
     try:
@@ -174,11 +169,32 @@ def _run_rules(rules: list, program: Program) -> list[Finding]:
     seen: set[tuple[str, str, int]] = set()
     for rule in rules:
         for report in rule.run(program):
-            ctx = getattr(report, "ctx", None)
-            finding = program.finding(rule, report, ctx)
+            finding = finding_of(program, rule, report)
             key = (rule.code, finding.path, finding.line)
             if key in seen:
                 continue
             seen.add(key)
             findings.append(finding)
     return findings
+
+
+def finding_of(program: Program, rule: Rule, report: Report) -> Finding:
+    """A rule's report as a finding: where it is, the statement around it (suppression comments
+    anywhere on it count), and when the crash would happen."""
+    path, span = program.locate(report.node)
+    line, _, end_line, _ = span
+    statement_lines = None
+    ctx = report.ctx
+    stmt = ctx.statement if ctx is not None else None
+    if isinstance(stmt, cst.SimpleStatementLine):
+        s_path, (s_line, _, s_end, _) = program.locate(stmt)
+        if s_path == path and s_line <= line <= s_end:
+            statement_lines = (s_line, s_end)
+    return make_finding(
+        rule.code, rule.name, rule.severity, path, span, report.message,
+        confidence=report.confidence if isinstance(report.confidence, Confidence) else Confidence.DEFINITE,
+        phase=program.phase(ctx) if ctx is not None else Phase.UNKNOWN,
+        statement_lines=statement_lines or (line, end_line),
+        context=ctx.function if ctx is not None else "",
+        fix=report.fix,
+    )

@@ -91,3 +91,13 @@ class Finding:
 
     def with_(self, **changes) -> "Finding":
         return replace(self, **changes)
+
+
+def make_finding(code: str, name: str, severity: Severity, path: str, span: tuple[int, int, int, int],
+                 message: str, **details: object) -> Finding:
+    """The one way a finding is made (by a rule's report, a parse error or a simulated crash):
+    `span` is (line, column, end line, end column); `statement_lines` defaults to the span's lines."""
+    line, column, end_line, end_column = span
+    details.setdefault("statement_lines", (line, end_line))
+    return Finding(code=code, name=name, severity=severity, path=path, line=line, column=column,
+                   end_line=end_line, end_column=end_column, message=message, **details)  # type: ignore[arg-type]

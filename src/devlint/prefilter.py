@@ -23,7 +23,7 @@ on a device or a CUDA-specific call *in the checked text itself*:
   `cuda`, `gpu`, `cpu`, `device`, `DataParallel`, `DataLoader` or `empty_cache` in the text.
 
 Values from other project files cannot bring a device in either: the interpreter reads other
-files only for a text that matches its own `places_devices` pattern (`interp._PLACING`, which
+files only for a text that matches its own `places_devices` pattern (`knowledge.signals.PLACES_DEVICES`, which
 the signals below include; tests/test_prefilter.py checks that they keep doing so), except for
 `from x import *`, which is a signal here. So the standalone check of a file without signals
 reports nothing but a parse error.
@@ -41,26 +41,13 @@ included): a false "has signals" costs one parse, a false "no signals" would hid
 from __future__ import annotations
 
 import ast
-import re
 import warnings
 from typing import Iterable
 
+from devlint.knowledge.signals import SIGNALS
+
 __all__ = ["SIGNALS", "has_device_signal", "needs_analysis", "compiles"]
 
-# Case-insensitive words: device / cuda / gpu / cpu cover `device=`, `device_map`, `torch.device`,
-# `set_default_device`, `.device`, `.cuda(`, `torch.cuda.*`, CUDA_VISIBLE_DEVICES, `"cuda:0"`,
-# `args.gpu`, `.cpu()`, `map_location="cpu"`; accelerat / lightning / fabric the frameworks that
-# place models and batches themselves.
-_WORDS = r"(?i:device|cuda|gpu|cpu|mps|xpu|accelerat|lightning|fabric)"
-_LITERALS = (
-    r"\.to\b",  # .to( and getattr-free references such as `tensor.to`
-    r"DataLoader", r"Dataset", r"datasets", r"\.numpy\(",
-    r"torch\.load", r"load_url", r"load_state_dict_from_url", r"map_location", r"\bhub\b",
-    r"Adagrad", r"from_pretrained", r"load_in_\d+bit", r"quantization_config",
-    r"empty_cache", r"DataParallel", r"Trainer", r"non_blocking", r"pin_memory",
-    r"import\s*\*",
-)
-SIGNALS = re.compile("|".join((_WORDS,) + _LITERALS))
 
 
 def has_device_signal(text: str, helpers: Iterable[str] = ()) -> bool:

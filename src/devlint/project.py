@@ -19,8 +19,7 @@ import libcst as cst
 from devlint.limits import nesting_problem
 
 if TYPE_CHECKING:  # pragma: no cover
-    from devlint.analysis.interp import Interpreter
-    from devlint.analysis.values import Value
+    from devlint.analysis.shared import ClassInfo, Scope
 
 # Libraries devlint has knowledge of: their names always mean the library (its knowledge tables),
 # never a project file, even when checking the library's own repository. Any other name resolves
@@ -45,8 +44,11 @@ class ModuleUnit:
     display: str  # path as shown in findings
     module: cst.Module
     package: str
-    interpreter: "Interpreter | None" = None
-    env: dict[str, "Value"] = field(default_factory=dict)
+    # what interpreting its module level gave (analysis/linkage.py): its scope (imports and
+    # globals), its classes, and the files the analysis that loaded it had reached
+    scope: "Scope | None" = None
+    classes: dict[int, "ClassInfo"] = field(default_factory=dict)
+    reached: dict[str, "ModuleUnit"] | None = None
     loading: bool = False
     stamp: tuple[int, int] = (0, 0)  # (mtime_ns, size) when read, to notice an edited file
 
@@ -76,7 +78,7 @@ class ProjectIndex:
             self.add_root(root)
         self._units: dict[str, ModuleUnit | None] = {}
         self._by_path: dict[Path, ModuleUnit] = {}
-        self.home: dict[int, ModuleUnit] = {}  # id(FunctionDef/ClassDef) -> its unit
+        self.definitions: dict[int, ModuleUnit] = {}  # id(FunctionDef/ClassDef) -> the unit defining it
         self._resolved: dict[str, tuple[ModuleUnit, str] | None] = {}
 
     def add_root(self, root: Path) -> None:
@@ -163,7 +165,7 @@ class ProjectIndex:
             # other files' summaries may hold what the changed file defined: start over
             self._by_path.clear()
             self._units.clear()
-            self.home.clear()
+            self.definitions.clear()
         else:
             self._units = {name: unit for name, unit in self._units.items() if unit is not None}
 

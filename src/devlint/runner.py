@@ -17,10 +17,9 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
-from devlint import rules as _rules
 from devlint.config import Config
 from devlint.discover import DiscoveredFile
-from devlint.findings import Finding, Phase, Severity
+from devlint.findings import Finding, Phase
 from devlint.rank import rank_findings
 from devlint.selection import PARSE_ERROR_CODE
 from devlint.source import SourceUnit, read_source, read_source_bytes
@@ -58,19 +57,10 @@ ProgressFn = Callable[[int, int, str, int], None]  # (index, total, display path
 
 def read_error_finding(unit: SourceUnit) -> Finding:
     """DEV000 for a file whose bytes could not be turned into text."""
-    rule = _rules.rule_by_code(PARSE_ERROR_CODE)
-    line = unit.error_line or 1
-    return Finding(
-        code=PARSE_ERROR_CODE,
-        name=rule.name if rule else "parse-error",
-        severity=rule.severity if rule else Severity.ERROR,
-        path=unit.display,
-        line=line,
-        column=1,
-        end_line=line,
-        end_column=1,
-        message=f"cannot read this file ({unit.error}); nothing in it was checked",
-    )
+    from devlint.rules.parse_error import finding
+
+    return finding(unit.display, f"cannot read this file ({unit.error}); nothing in it was checked",
+                   unit.error_line or 1)
 
 
 def _to_cells(unit: SourceUnit, finding: Finding) -> Finding:

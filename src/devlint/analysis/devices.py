@@ -22,10 +22,7 @@ The rules decide what counts as a disagreement; the analysis only computes ident
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # pragma: no cover
-    from devlint.analysis.values import Placement
+from devlint.analysis.values import Placement, Where
 
 GPU_TYPES = ("cuda", "mps", "xpu", "npu", "hpu", "xla", "meta")
 FALLBACK = "|cpu"
@@ -82,15 +79,13 @@ def split(ident: str) -> tuple[str, bool]:
     return ident, False
 
 
-def effective(place: "Placement", availability: "frozenset[str] | set[str]" = frozenset()) -> str:
+def effective(place: Placement, availability: "frozenset[str] | set[str]" = frozenset()) -> str:
     """The identity of where a value is: a value on a device only when a condition holds
     (moved under `if torch.cuda.is_available():`) is on that device or the CPU.
 
     `availability` holds the normalised texts of conditions the program computed from
     `torch.cuda.is_available()` (`use_cuda = torch.cuda.is_available()`): a choice made by one of
     them is a choice by availability."""
-    from devlint.analysis.values import Where
-
     ident = place.ident
     if place.where is Where.COND and ident and FALLBACK not in ident:
         ident = with_fallback(ident, place.cond or None)

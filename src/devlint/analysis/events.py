@@ -1,16 +1,19 @@
-"""What the interpreter observes, in program order: the facts rules read.
+"""What the analysis observes, in program order: the facts rules read.
 
 Each event carries the syntax node it is about and a `Context` that says where in the program
 it happened (function, loops, no_grad, guards), which is all that ranking needs to tell when a
-crash would happen.
+crash would happen. Rules read events, values and knowledge only: the texts and arguments they
+need travel on the events (`Site.args`, `Argument.text`), so no rule re-reads the syntax.
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from devlint.analysis.values import Placement, Value
+from devlint.analysis.values import Kind, Placement, Value
+from devlint.knowledge.signatures import positional_parameters
 
 if TYPE_CHECKING:  # pragma: no cover
     import libcst as cst
@@ -66,16 +69,17 @@ class DeviceMeet(Event):
 
 @dataclass(frozen=True)
 class Move(Event):
-    """`.to(...)`, `.cuda()` or `.cpu()` on some value."""
+    """`.to(...)`, `.cuda()` or `.cpu()` on some value; `node` is the call."""
 
     subject: Value
     target: Placement
     method: str
     statement: bool  # the call is a whole expression statement: its result is discarded
     subject_text: str = ""
-    non_blocking: bool = False
-    # the `.to(...)` call node, for fixes
-    call: "cst.CSTNode | None" = None
+    non_blocking: bool = False  # the call passes `non_blocking=True`
+    # the device argument as written when it is a plain name (`device`, `args.device`), for
+    # fix suggestions that reuse the program's own device variable
+    device_name: str = ""
 
 
 @dataclass(frozen=True)
@@ -86,15 +90,97 @@ class HostUse(Event):
     consumer: str
 
 
-@dataclass(frozen=True)
-class Made(Event):
-    """A value of interest was constructed: optimizer, DataParallel, loader, factory, load."""
+class SiteKind(enum.Enum):
+    """What happens at a `Site`."""
 
-    what: str  # optimizer | dataparallel | loader | factory | load | env | cuda | empty_cache
-    # portability (DEV2xx): cpu_fallback (a device chosen between a GPU and the CPU), cuda_flag
-    # (an `if` on a user's GPU switch), process_group (torch.distributed init), entry (the
-    # analysis starts a function no call reached: program order restarts there)
-    qual: str
+    OPTIMIZER = "optimizer"  # an optimizer is built
+    OPTIMIZER_LOAD = "optimizer_load"  # optimizer.load_state_dict(...)
+    DATAPARALLEL = "dataparallel"  # nn.DataParallel / DDP with device_ids wraps a model
+    LOADER = "loader"  # a DataLoader is built
+    WORKER_MOVE = "worker_move"  # device work that runs where a DataLoader builds batches
+    FACTORY = "factory"  # a tensor factory (torch.zeros, torch.tensor, ...)
+    LOAD = "load"  # a checkpoint is loaded (torch.load & co.)
+    ENV = "env"  # an environment variable is set
+    CUDA = "cuda"  # a torch.cuda call, `.cuda()`, or `.to("cuda")`
+    CUDA_QUERY = "cuda_query"  # torch.cuda.is_available() / device_count()
+    EMPTY_CACHE = "empty_cache"  # torch.cuda.empty_cache()
+    CPU_FALLBACK = "cpu_fallback"  # a device is chosen between a GPU and the CPU
+    CUDA_FLAG = "cuda_flag"  # an `if` on a user's GPU switch (`if args.cuda:`)
+    PROCESS_GROUP = "process_group"  # torch.distributed is initialised
+    ENTRY = "entry"  # the analysis starts a function no call reached: program order restarts
+    START_METHOD = "start_method"  # multiprocessing.set_start_method(...)
+    DEFAULT_DEVICE = "default_device"  # torch.set_default_device(<a device>)
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One argument of a call, in source order: `keyword` is None for a positional argument,
+    "*" / "**" for a spread one."""
+
+    keyword: str | None
     value: Value
-    args: tuple[tuple[str | None, Value], ...] = ()
+    node: "cst.CSTNode | None" = field(default=None, compare=False)
+
+    @property
+    def text(self) -> str:
+        """The argument as written (generated on demand: code generation is not cheap)."""
+        if self.node is None:
+            return ""
+        from devlint.analysis.syntax import code_of
+
+        return code_of(self.node)
+
+    @property
+    def items(self) -> tuple[str, ...] | None:
+        """The elements of a list or tuple display as written (`[1, 2]` gives ("1", "2"); a
+        starred element keeps its star); None when the argument is not such a display."""
+        from devlint.analysis.syntax import display_items
+
+        return display_items(self.node) if self.node is not None else None
+
+
+@dataclass(frozen=True)
+class Site(Event):
+    """A place in the program where something of interest happens: a construction, a CUDA
+    call, a checkpoint load, an environment write, a device choice (`kind` says which)."""
+
+    kind: SiteKind
+    callee: str  # the canonical name of what is called ("torch.optim.Adam"), when a call
+    value: Value
+    args: tuple[Argument, ...] = ()
     text: str = ""
+    # ENV: the variable names written ("" when a name is not a literal)
+    names: tuple[str, ...] = ()
+    # FACTORY in a loop: its data is the same on every iteration (a literal, or names the loop
+    # never rebinds; DEV303)
+    constant_data: bool = False
+
+    def keyword(self, name: str) -> Argument | None:
+        return next((a for a in self.args if a.keyword == name), None)
+
+    @property
+    def spreads(self) -> bool:
+        """Some arguments are passed with `*` or `**`: which parameters they fill is not known."""
+        return any(a.keyword in ("*", "**") for a in self.args)
+
+    @property
+    def positional(self) -> list[Argument]:
+        return [a for a in self.args if a.keyword is None]
+
+    def argument(self, name: str) -> Argument | None:
+        """The argument bound to parameter `name`: given by keyword, inside a `**dict` whose
+        keys are known, or by position (the callee's signature, knowledge/signatures.py)."""
+        for arg in self.args:
+            if arg.keyword == name:
+                return arg
+            if arg.keyword == "**" and arg.value.kind is Kind.DICT:
+                inner = arg.value.get_field(name)
+                if inner is not None:
+                    return Argument(name, inner)
+        parameters = positional_parameters(self.callee)
+        if name in parameters:
+            index = parameters.index(name)
+            positional = self.positional
+            if len(positional) > index:
+                return positional[index]
+        return None

@@ -6,43 +6,22 @@ an import table read in one pass over the module's import statements is all the 
 
 from __future__ import annotations
 
-from typing import Iterator
-
 import libcst as cst
 
-# canonical spellings of modules that are commonly reached under other names
-_CANONICAL_PREFIXES = (
-    ("torch.nn.modules.loss.", "torch.nn."),
-    ("torch.nn.modules.", "torch.nn."),
-    ("torch.utils.data.dataloader.", "torch.utils.data."),
-    ("torch.utils.data.dataset.", "torch.utils.data."),
-    ("pytorch_lightning.core.module.", "pytorch_lightning."),
-    ("lightning.pytorch.", "lightning."),
-    ("transformers.models.auto.", "transformers."),
-)
+from devlint.analysis.syntax import dotted, statements
+from devlint.knowledge.torch import CANONICAL_PREFIXES
 
-
-def canonical(qual: str) -> str:
-    for old, new in _CANONICAL_PREFIXES:
-        if qual.startswith(old):
-            rest = qual[len(old):]
+def canonical(qualname: str) -> str:
+    """The name the knowledge tables use for a dotted name (`torch.nn.modules.linear.Linear` is
+    `torch.nn.Linear`)."""
+    for old, new in CANONICAL_PREFIXES:
+        if qualname.startswith(old):
+            rest = qualname[len(old):]
             # torch.nn.modules.linear.Linear -> torch.nn.Linear
             if new == "torch.nn." and "." in rest:
                 rest = rest.rsplit(".", 1)[1]
             return new + rest
-    return qual
-
-
-def dotted(node: cst.BaseExpression) -> str | None:
-    """`a.b.c` as a string, or None for anything that is not a plain dotted name."""
-    parts = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
-        return ".".join(reversed(parts))
-    return None
+    return qualname
 
 
 def _module_name(node: cst.BaseExpression | None) -> str:
@@ -93,34 +72,9 @@ class ImportTable:
         return canonical(f"{base}.{rest}" if rest else base)
 
 
-def _statements(body) -> "Iterator[cst.CSTNode]":
-    """Every statement in a block, descending into compound statements but never expressions.
-
-    A CSTVisitor would rebuild every node of the tree; imports live only in statements."""
-    stack = list(reversed(list(body)))
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, cst.SimpleStatementLine):
-            continue
-        children = []
-        for attr in ("body", "orelse", "handlers", "finalbody", "cases"):
-            part = getattr(node, attr, None)
-            if part is None:
-                continue
-            if isinstance(part, (list, tuple)):
-                children.extend(part)
-            elif isinstance(part, cst.BaseSuite):
-                inner = part.body
-                children.extend(inner if isinstance(inner, (list, tuple)) else [])
-            else:
-                children.append(part)
-        stack.extend(reversed(children))
-
-
 def collect_imports(module: cst.Module, package: str = "") -> ImportTable:
     table = ImportTable(package)
-    for stmt in _statements(module.body):
+    for stmt in statements(module.body):
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 if isinstance(small, cst.Import):

@@ -24,14 +24,14 @@ removes one.
 
 from __future__ import annotations
 
-import dataclasses
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
 import libcst as cst
 
+from devlint.analysis.syntax import code_children
 from devlint.findings import Phase
+from devlint.knowledge import conventions
 
 if TYPE_CHECKING:  # pragma: no cover
     from devlint.analysis.events import Context
@@ -42,57 +42,15 @@ TRAIN = "train"
 AFTER = "after"
 NONE = ""
 
-_EVAL = re.compile(
-    r"(^|_|\.)(eval|evaluate|evaluation|valid|validate|validation|val|test|testing)(_|$|\.)|"
-    r"(^|_|\.)(val|valid|eval|test)_?(step|epoch|loop|one_epoch)",
-    re.I,
-)
-_INFER = re.compile(r"(^|_|\.)(predict|prediction|infer|inference|generate|generation|serve|demo)(_|$|\.)", re.I)
-_CKPT_FN = re.compile(
-    r"(^|_|\.)(resume|restore)(_|$)|(load|restore|resume)_?(from_)?(checkpoint|ckpt|weights|state|pretrained)",
-    re.I,
-)
-_OPTIMIZER = re.compile(r"optim|(^|_)opt($|_)", re.I)
-_TRAINER = re.compile(r"trainer", re.I)
-_STEP_HOOKS = frozenset({"training_step"})
-_LOADS = frozenset({"load_state_dict", "load_from_checkpoint"})
+_EVAL = conventions.EVALUATION_NAMES
+_INFER = conventions.INFERENCE_NAMES
+_CKPT_FN = conventions.CHECKPOINT_NAMES
+_OPTIMIZER = conventions.OPTIMIZER_NAMES
+_TRAINER = conventions.TRAINER_NAMES
+_STEP_HOOKS = conventions.STEP_HOOKS
+_LOADS = conventions.RELOAD_METHODS
 _LOOPS = (cst.For, cst.While)
-_NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-_NESTED_TYPES = frozenset(_NESTED)
 _LOOP_TYPES = frozenset(_LOOPS)
-
-
-_FIELDS: dict[type, tuple[str, ...]] = {}
-# layout nodes hold no calls and no loops: never descend into them
-_LAYOUT = (cst.BaseParenthesizableWhitespace, cst.TrailingWhitespace, cst.EmptyLine, cst.Comment,
-           cst.Newline, cst.Comma, cst.Dot, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket,
-           cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.Semicolon, cst.Colon,
-           cst.AssignEqual, cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp,
-           cst.BaseAugOp, cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)
-
-
-_LAYOUT_FIELDS = frozenset({
-    "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators", "header", "footer",
-    "newline", "dot", "colon", "equal", "operator", "lbracket", "rbracket", "lbrace", "rbrace",
-    "trailing_whitespace", "star", "asynchronous",
-})
-_KIND: dict[type, int] = {}  # per type: 0 not a node, 1 layout or a nested scope (skipped), 2 code
-
-
-def _kind(kind: type) -> int:
-    # isinstance against libcst's abstract base classes is slow; decide once per type
-    value = _KIND.get(kind)
-    if value is None:
-        if not issubclass(kind, cst.CSTNode):
-            value = 0
-        elif issubclass(kind, _LAYOUT):
-            value = 1
-        else:
-            value = 2
-        _KIND[kind] = value
-    return value
-
-
 _STATEMENT: dict[type, bool] = {}
 
 
@@ -101,29 +59,6 @@ def _is_statement(kind: type) -> bool:
     if value is None:
         value = _STATEMENT[kind] = issubclass(kind, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
     return value
-
-
-def _kids(node: cst.CSTNode, scopes: bool = True) -> list[cst.CSTNode]:
-    """The child nodes that can hold code, nested functions, classes and lambdas included only
-    when `scopes` (libcst's `children` is a visitor walk, many times slower, and layout nodes
-    never matter here)."""
-    names = _FIELDS.get(type(node))
-    if names is None:
-        names = _FIELDS[type(node)] = tuple(
-            f.name for f in dataclasses.fields(node)
-            if "whitespace" not in f.name and f.name not in _LAYOUT_FIELDS
-        )
-    out: list[cst.CSTNode] = []
-    for name in names:
-        value = getattr(node, name)
-        kind = type(value)
-        if kind is list or kind is tuple:
-            for item in value:
-                if _kind(type(item)) == 2 and (scopes or type(item) not in _NESTED_TYPES):
-                    out.append(item)
-        elif _kind(kind) == 2 and (scopes or kind not in _NESTED_TYPES):
-            out.append(value)
-    return out
 
 
 def _dotted(node: cst.CSTNode) -> str:
@@ -423,7 +358,7 @@ class PhaseOracle:
                 calls.append(node)  # type: ignore[arg-type]
             elif kind in _LOOP_TYPES:
                 loops.append(node)
-            stack.extend(_kids(node, scopes=False))
+            stack.extend(code_children(node, scopes=False))
         self._calls[id(root)] = tuple(calls)
         self._loops[id(root)] = tuple(loops)
 

@@ -1,4 +1,5 @@
-"""An analysed program: the events of one file, and the means to turn a report into a Finding.
+"""An analysed program: plain data that rules read (the events of one file, what the analysis
+concluded about the program as a whole) and the means to place a report in the source.
 
 Positions are resolved only when a rule reports something, because libcst's position
 metadata costs as much as a second parse.
@@ -9,28 +10,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator, TypeVar
 
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
-
-from devlint.analysis.events import Context, Event, HostUse, Made, Meet, Move
-from devlint.findings import Finding, Phase
+from devlint.analysis.events import Context, DeviceMeet, Event, HostUse, Meet, Move, Site, SiteKind
+from devlint.findings import Phase
 
 if TYPE_CHECKING:  # pragma: no cover
-    from devlint.analysis.interp import Interpreter
-    from devlint.rules.base import Report, Rule
+    import libcst as cst
+
+    from devlint.analysis.positions import Span
 
 E = TypeVar("E", bound=Event)
-
 
 
 @dataclass
 class Program:
     path: str
-    module: cst.Module
-    interpreter: "Interpreter"
+    module: "cst.Module"
     events: list[Event] = field(default_factory=list)
-    _positions: object | None = None
-    _phases: object | None = None
+    # the other project files the analysis read, by the path findings name them with
+    reached: dict[str, "cst.Module"] = field(default_factory=dict)
+    # normalised `if` tests computed from torch.cuda.is_available() (devices.effective reads them)
+    availability_conditions: frozenset[str] = frozenset()
+    _positions: dict | None = field(default=None, repr=False)
+    _phases: object | None = field(default=None, repr=False)
 
     # --- what rules read ---------------------------------------------------------------
     def of(self, kind: type[E]) -> Iterator[E]:
@@ -43,6 +44,10 @@ class Program:
         return self.of(Meet)
 
     @property
+    def device_meets(self) -> Iterator[DeviceMeet]:
+        return self.of(DeviceMeet)
+
+    @property
     def moves(self) -> Iterator[Move]:
         return self.of(Move)
 
@@ -50,47 +55,37 @@ class Program:
     def host_uses(self) -> Iterator[HostUse]:
         return self.of(HostUse)
 
-    def made(self, what: str) -> Iterator[Made]:
-        return (e for e in self.of(Made) if e.what == what)
+    def sites(self, kind: SiteKind) -> Iterator[Site]:
+        return (e for e in self.of(Site) if e.kind is kind)
 
-    @property
-    def device_in_play(self) -> bool:
-        return self.interpreter.device_in_play
+    def has_site(self, kind: SiteKind) -> bool:
+        return any(True for _ in self.sites(kind))
 
     # --- positions ---------------------------------------------------------------------
-    def position(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
+    def line(self, node: "cst.CSTNode") -> int:
+        return self.locate(node)[1][0]
+
+    def position(self, node: "cst.CSTNode") -> "Span":
         return self.locate(node)[1]
 
-    def locate(self, node: cst.CSTNode) -> tuple[str, tuple[int, int, int, int]]:
+    def locate(self, node: "cst.CSTNode") -> tuple[str, "Span"]:
         """The file a node is in (this one, or a project file reached from it) and its span."""
-        if self._positions is None:
-            self._positions = {self.path: self._resolve(self.module)}
-        for path, positions in self._positions.items():  # type: ignore[union-attr]
-            rng = positions.get(node)
-            if rng is not None:
-                return path, (rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1)
-        for path, unit in self.interpreter.units.items():
-            if path in self._positions:  # type: ignore[operator]
-                continue
-            positions = self._resolve(unit.module)
-            self._positions[path] = positions  # type: ignore[index]
-            rng = positions.get(node)
-            if rng is not None:
-                return path, (rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1)
-        return self.path, (1, 1, 1, 1)
+        from devlint.analysis.positions import resolve, span_of
 
-    @staticmethod
-    def _resolve(module: cst.Module):
-        # PositionProvider is one code generation that records spans. Through MetadataWrapper
-        # it also costs a visit of the whole tree for batchable providers (there are none),
-        # which doubles the time; run the provider on the module directly when it allows.
-        provider = PositionProvider()
-        generate = getattr(provider, "_gen_impl", None)
-        computed = getattr(provider, "_computed", None)
-        if generate is None or not isinstance(computed, dict):
-            return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-        generate(module)
-        return computed
+        if self._positions is None:
+            self._positions = {self.path: resolve(self.module)}
+        for path, positions in self._positions.items():
+            span = span_of(positions, node)
+            if span is not None:
+                return path, span
+        for path, module in list(self.reached.items()):
+            if path in self._positions:
+                continue
+            positions = self._positions[path] = resolve(module)
+            span = span_of(positions, node)
+            if span is not None:
+                return path, span
+        return self.path, (1, 1, 1, 1)
 
     # --- phases ------------------------------------------------------------------------
     def phase(self, ctx: Context) -> Phase:
@@ -99,37 +94,6 @@ class Program:
         if self._phases is None:
             from devlint.analysis.phases import PhaseOracle
 
-            modules = [self.module] + [u.module for u in self.interpreter.units.values() if u.module is not self.module]
+            modules = [self.module] + [m for m in self.reached.values() if m is not self.module]
             self._phases = PhaseOracle(modules, self.module)
         return self._phases.phase(ctx)  # type: ignore[attr-defined]
-
-    # --- findings ----------------------------------------------------------------------
-    def finding(self, rule: "Rule", report: "Report", ctx: Context | None) -> Finding:
-        path, (line, col, end_line, end_col) = self.locate(report.node)
-        statement_lines = None
-        stmt = ctx.statement if ctx is not None else None
-        if isinstance(stmt, cst.SimpleStatementLine):
-            s_path, (s_line, _, s_end, _) = self.locate(stmt)
-            if s_path == path and s_line <= line <= s_end:
-                statement_lines = (s_line, s_end)
-        if statement_lines is None:
-            statement_lines = (line, end_line)
-        phase = self.phase(ctx) if ctx is not None else Phase.UNKNOWN
-        from devlint.findings import Confidence
-
-        return Finding(
-            code=rule.code,
-            name=rule.name,
-            severity=rule.severity,
-            path=path,
-            line=line,
-            column=col,
-            end_line=end_line,
-            end_column=end_col,
-            message=report.message,
-            confidence=report.confidence if isinstance(report.confidence, Confidence) else Confidence.DEFINITE,
-            phase=phase,
-            statement_lines=statement_lines,
-            context=ctx.function if ctx is not None else "",
-            fix=report.fix if report.fix is not None else None,
-        )

@@ -2,6 +2,8 @@
 
 The analysis never needs concrete data, only these two facts and where they came from, so a
 value is small, immutable and cheap to copy between the branches of a flow-sensitive walk.
+How two values from two paths combine is `analysis/placement.py`; the named facts a value can
+carry are `analysis/vocabulary.py`.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ class Kind(enum.Enum):
 # kinds whose values hold tensors that can meet others in an operation
 TENSORISH = frozenset({Kind.TENSOR, Kind.BATCH, Kind.ENCODING})
 CONTAINERS = frozenset({Kind.LIST, Kind.TUPLE, Kind.DICT})
+# kinds that are never a tensor (what `hasattr(x, "cpu")` or `isinstance(x, torch.Tensor)` rules out)
+NOT_TENSORS = frozenset({Kind.NDARRAY, Kind.LIST, Kind.TUPLE, Kind.DICT, Kind.SCALAR, Kind.STR, Kind.NONE})
 
 
 class Where(enum.Enum):
@@ -105,15 +109,15 @@ ORIGIN_MODULE = "module"  # a module constructed (or loaded) and never moved
 ORIGIN_ATTRIBUTE = "attribute"  # a plain tensor attribute of a module
 ORIGIN_OUTSIDE_TREE = "outside-tree"  # a module that a parent's .to() does not reach
 ORIGIN_AFTER_MOVE = "after-move"  # a submodule / parameter assigned after the parent moved
-ORIGIN_OPTIMIZER_STATE = "optimizer-state"
 ORIGIN_OTHER = "other"
 
 
-_obj_ids = itertools.count(1)
+_identities = itertools.count(1)
 
 
-def new_obj_id() -> int:
-    return next(_obj_ids)
+def new_identity() -> int:
+    """A fresh identity for a mutable object (a module, an instance, a loader)."""
+    return next(_identities)
 
 
 @dataclass(frozen=True)
@@ -125,23 +129,24 @@ class Value:
     fields: tuple[tuple[object, "Value"], ...] = ()
     # the element when iterating or indexing with an unknown key
     elem: "Value | None" = None
-    # identity of a mutable object (module, object), to follow in-place changes to aliases
-    obj: int = 0
+    # identity of a mutable object (module, object), to follow in-place changes to aliases;
+    # 0 for values that are not one object (a tensor, a number)
+    identity: int = 0
     # canonical dotted name for REF values, class / function name for locals
-    qual: str = ""
-    # free-form facts: zero_dim, registered, weights, dispatched, managed, ...
+    qualname: str = ""
+    # named facts (analysis/vocabulary.py): zero_dim, registered, weights, dispatched, managed, ...
     facts: frozenset[str] = frozenset()
     # the syntax node for FUNCTION / CLASS values
     node: "cst.CSTNode | None" = field(default=None, compare=False)
 
     # The analysis memoises calls by their arguments' values, so a Value is hashed over and
     # over, and the generated __hash__ walks every part each time. Values never change, so the
-    # hash is kept on the instance (copies made by `_copy_value` drop it; pickles leave it out).
+    # hash is kept on the instance (copies made by `evolve` drop it; pickles leave it out).
     def __hash__(self) -> int:
         cached = self.__dict__.get("_hash")
         if cached is None:
-            cached = hash((self.kind, self.place, self.origin, self.fields, self.elem, self.obj, self.qual,
-                           self.facts))
+            cached = hash((self.kind, self.place, self.origin, self.fields, self.elem, self.identity,
+                           self.qualname, self.facts))
             object.__setattr__(self, "_hash", cached)
         return cached
 
@@ -204,104 +209,6 @@ SCALAR = Value(Kind.SCALAR, NO_TENSORS)
 STR = Value(Kind.STR, NO_TENSORS)
 
 
-def join_places(a: Placement, b: Placement, cond: str | None) -> Placement:
-    """Join two placements from two paths.
-
-    `cond` is the branch condition (true on the path of `a`) when the join closes an `if`;
-    None for loops and exception handlers, where a difference is doubt, not evidence.
-    """
-    if a == b:
-        return a
-    if a.where is Where.NONE:
-        return b
-    if b.where is Where.NONE:
-        return a
-    if cond is not None:
-        pair = {a.where, b.where}
-        if pair == {Where.HOST, Where.DEVICE}:
-            dev = a if a.on_device else b
-            condition = cond if a.on_device else f"not ({cond})"
-            return Placement(Where.COND, dev.device, dev.node, condition, ident=dev.ident)
-        if pair == {Where.DEVICE} and a.where is Where.DEVICE:
-            return a  # both on a device (expressions may differ; DEV111's business)
-        if Where.COND in pair and pair <= {Where.COND, Where.DEVICE, Where.HOST}:
-            return a if a.where is Where.COND else b
-    if a.where is Where.DEVICE and b.where is Where.DEVICE:
-        return a
-    return UNKNOWN_PLACE
-
-
-def join(a: "Value | None", b: "Value | None", cond: str | None = None) -> Value:
-    """Join two values that reach the same point on different paths."""
-    if a is None:
-        return b if b is not None else UNKNOWN
-    if b is None:
-        return a
-    if a == b:
-        return a
-    place = join_places(a.place, b.place, cond)
-    if _deviceish(a) and _deviceish(b):
-        return _join_devices(a, b, place)
-    if a.kind is not b.kind:
-        if a.kind is Kind.NONE:
-            return b
-        if b.kind is Kind.NONE:
-            return a
-        return Value(Kind.UNKNOWN, UNKNOWN_PLACE)
-    fields: tuple = ()
-    if a.fields or b.fields:
-        keys = [k for k, _ in a.fields] + [k for k, _ in b.fields if a.get_field(k) is None]
-        merged = []
-        for k in keys:
-            fa, fb = a.get_field(k), b.get_field(k)
-            if (fa is None or fb is None) and a.kind in (Kind.OBJECT, Kind.MODULE) and a.obj and a.obj == b.obj:
-                # an attribute the object gets on one path only (`if/elif` choosing how to build
-                # `self.model`): on the other path reading it raises, so the value is the one path's
-                merged.append((k, fa if fa is not None else fb))
-                continue
-            if fa is None or fb is None:
-                continue  # a field known on one path only is not known
-            merged.append((k, join(fa, fb, cond)))
-        fields = tuple(merged)
-    elem = None
-    if a.elem is not None and b.elem is not None:
-        elem = join(a.elem, b.elem, cond)
-    elif a.kind in (Kind.LIST, Kind.DICT) and (a.elem is None and not a.fields or b.elem is None and not b.fields):
-        # an empty container on one path (`self.layers = []` before a loop that appends):
-        # whatever it holds came from the other path
-        elem = a.elem if a.elem is not None else b.elem
-    origin = a.origin if (a.place.where is not Where.DEVICE or a.origin) else b.origin
-    if b.place.where in (Where.HOST,) and a.place.where is Where.DEVICE:
-        origin = b.origin
-    return Value(
-        kind=a.kind,
-        place=place,
-        origin=origin,
-        fields=fields,
-        elem=elem,
-        obj=a.obj if a.obj == b.obj else 0,
-        qual=a.qual if a.qual == b.qual else "",
-        facts=a.facts & b.facts,
-        node=a.node if a.node is b.node else None,
-    )
-
-
-def _deviceish(value: Value) -> bool:
-    return value.kind is Kind.DEVICE or "device_str" in value.facts
-
-
-def _join_devices(a: Value, b: Value, place: Placement) -> Value:
-    """Two device values (`torch.device` or a device string) from two paths.
-
-    A GPU on one path and the CPU on the other is a run-time choice with a CPU fallback
-    (`if torch.cuda.is_available(): device = "cuda" else: device = "cpu"`): the joined
-    placement keeps the GPU side's identity, marked as falling back to the CPU.
-    """
-    from devlint.analysis import devices
-
-    facts = a.facts & b.facts
-    if place.where is Where.COND or (a.has("cpu_fallback") or b.has("cpu_fallback")) and place.known:
-        place = replace(place, ident=devices.with_fallback(place.ident, place.cond or None))
-        facts = facts | {"cpu_fallback"}
-    kind = a.kind if a.kind is b.kind else Kind.DEVICE
-    return Value(kind, place, a.origin or b.origin, facts=facts)
+def ref(qualname: str) -> Value:
+    """An imported name (`torch.nn.Linear`), as the import table resolves it."""
+    return Value(Kind.REF, NO_TENSORS, qualname=qualname)

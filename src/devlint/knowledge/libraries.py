@@ -20,11 +20,8 @@ MODEL_CONSTRUCTORS = frozenset({
     "torchmetrics.segmentation.[A-Z]*",
 })
 
-# model constructors whose result is already placed (they take a device argument)
-PLACING_CONSTRUCTORS = {
-    "sentence_transformers.SentenceTransformer": "device",
-    "transformers.pipeline": "device",
-}
+# model constructors whose result is already placed (they take a `device` argument)
+PLACING_CONSTRUCTORS = frozenset({"sentence_transformers.SentenceTransformer", "transformers.pipeline"})
 
 # library classes that are nn.Modules (bases of user classes)
 MODULE_BASES = frozenset({
@@ -52,12 +49,11 @@ TOKENIZERS = frozenset({
 TOKENIZER_ENCODING_METHODS = frozenset({"__call__", "batch_encode_plus", "encode_plus",
                                         "pad", "prepare_seq2seq_batch", "apply_chat_template"})
 TOKENIZER_TENSOR_METHODS = frozenset({"encode"})
+TOKENIZER_TEXT_METHODS = frozenset({"decode", "batch_decode", "convert_ids_to_tokens", "tokenize"})
 
-# keyword arguments of from_pretrained that place the model (it must not be moved again)
-DISPATCH_KWARGS = frozenset({"device_map", "load_in_8bit", "load_in_4bit",
-                             "quantization_config"})
 # the ones that quantise it (bitsandbytes models always get accelerate's input-moving hooks)
 QUANTIZE_KWARGS = frozenset({"load_in_8bit", "load_in_4bit", "quantization_config"})
+EIGHT_BIT_KWARGS = frozenset({"load_in_8bit"})  # 8-bit models: transformers refuses `.to()`
 # device_map values that let accelerate split the model over several devices
 DEVICE_MAP_STRATEGIES = frozenset({"auto", "balanced", "balanced_low_0", "sequential"})
 
@@ -70,6 +66,8 @@ MODEL_WRAPPERS = frozenset({"peft.get_peft_model", "peft.PeftModel.from_pretrain
 HF_DATASETS = frozenset({"datasets.load_dataset", "datasets.load_from_disk", "datasets.Dataset.*",
                          "datasets.DatasetDict*", "datasets.IterableDataset.*",
                          "datasets.concatenate_datasets", "datasets.interleave_datasets"})
+# methods that format a `datasets` object's rows (`with_format("torch", device=...)`)
+HF_FORMAT_METHODS = frozenset({"with_format", "set_format"})
 
 # --- frameworks that place data and models themselves -------------------------------------
 
@@ -87,9 +85,15 @@ MANAGING_TRAINERS = frozenset({
 # calls that set environment variables (`os.environ[k] = v` is an assignment, handled apart)
 ENV_WRITERS = frozenset({"os.environ.update", "os.environ.setdefault", "os.putenv",
                          "os.environ.__setitem__"})
+ENV_UPDATES = frozenset({"os.environ.update"})  # a mapping of names to values
+ENV_WRITERS_RETURNING_VALUE = frozenset({"os.environ.setdefault"})
+ENV_MAPPINGS = frozenset({"os.environ"})  # `os.environ[key] = value`
+# multiprocessing start method (DEV110: "spawn" / "forkserver" workers start fresh)
+START_METHOD_SETTERS = frozenset({"*.set_start_method"})
 
 # --- host-only consumers (DEV109) ---------------------------------------------------------
 
+NUMPY = frozenset({"numpy.*"})
 HOST_ONLY_CALLS = frozenset({
     "numpy.*", "sklearn.metrics.*", "matplotlib.pyplot.*", "scipy.*", "pandas.DataFrame",
     "pandas.Series", "seaborn.*", "PIL.Image.fromarray", "cv2.*",
@@ -97,11 +101,14 @@ HOST_ONLY_CALLS = frozenset({
 # command-line parsers: the integer defaults of their options are known values, so
 # `DataLoader(..., num_workers=args.workers)` with `default=4` has 4 workers (DEV110)
 ARGUMENT_PARSERS = frozenset({"argparse.ArgumentParser"})
+ARGPARSE_GROUPS = frozenset({"add_argument_group", "add_mutually_exclusive_group"})
+ARGPARSE_PARSERS = frozenset({"parse_args", "parse_known_args"})
 
 # matplotlib calls that return axes, and the axes methods that read their data arguments into
 # NumPy (`fig, ax = plt.subplots(); ax.plot(t)` fails on a CUDA tensor like `plt.plot(t)`)
 AXES_MAKERS = frozenset({"matplotlib.pyplot.subplots", "matplotlib.pyplot.subplot", "matplotlib.pyplot.gca",
                          "matplotlib.pyplot.axes"})
+FIGURE_AND_AXES_MAKERS = frozenset({"matplotlib.pyplot.subplots"})  # return (figure, axes)
 AXES_PLOTTING = frozenset({"plot", "scatter", "hist", "hist2d", "imshow", "matshow", "bar", "barh", "step",
                            "stem", "fill_between", "errorbar", "boxplot", "violinplot", "pie", "contour",
                            "contourf", "pcolormesh", "semilogx", "semilogy", "loglog", "stackplot"})
@@ -138,3 +145,9 @@ NUMPY_ARRAY_MAKERS = frozenset({"numpy.array", "numpy.zeros", "numpy.ones", "num
                                 "numpy.random.randn", "numpy.random.randint", "numpy.load",
                                 "numpy.stack", "numpy.concatenate", "numpy.full",
                                 "numpy.linspace", "numpy.random.normal", "numpy.eye"})
+
+# --- Python itself -------------------------------------------------------------------------
+
+BUILTINS = frozenset({"builtins.*"})
+COPIES = frozenset({"copy.deepcopy"})
+PARTIALS = frozenset({"functools.partial"})

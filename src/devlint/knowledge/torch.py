@@ -24,6 +24,9 @@ DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy
                             "torch.IntTensor", "torch.DoubleTensor", "torch.BoolTensor",
                             "torch.ByteTensor", "torch.HalfTensor"})
 
+# wrap an array without copying it (rebuilding one per step costs nothing: DEV303)
+ZERO_COPY_FACTORIES = frozenset({"torch.from_numpy"})
+
 # factories that can never take a device: always host
 HOST_ONLY_FACTORIES = frozenset({
     "torch.from_numpy", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor",
@@ -40,29 +43,6 @@ LIKE_FACTORIES = frozenset({
 # Tensor methods that make a new tensor on the receiver's device
 NEW_METHODS = frozenset({"new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"})
 
-# Tensor methods whose result keeps the receiver's placement and which take no other tensor
-SAME_PLACE_METHODS = frozenset({
-    "detach", "clone", "contiguous", "float", "double", "half", "bfloat16", "long", "int",
-    "short", "bool", "byte", "char", "view", "reshape", "flatten", "unflatten", "squeeze",
-    "unsqueeze", "permute", "transpose", "t", "T", "mT", "expand", "repeat", "narrow",
-    "abs", "exp", "log", "sigmoid", "tanh", "relu", "softmax", "log_softmax", "argmax",
-    "argmin", "topk", "sort", "argsort", "max", "min", "sum", "mean", "std", "var", "norm",
-    "prod", "cumsum", "pow", "sqrt", "round", "floor", "ceil", "clamp", "clip", "chunk",
-    "split", "unbind", "requires_grad_", "retain_grad", "fill_", "zero_", "neg", "sign",
-    "masked_select", "nonzero", "float_", "logsumexp", "all", "any", "numel", "dim",
-    "unique", "roll", "flip", "tril", "triu", "diag", "view_as", "expand_as", "reshape_as",
-    "type", "to_dense", "to_sparse", "pin_memory", "share_memory_", "item_", "square",
-    "nan_to_num", "isnan", "isinf", "logical_not", "cpu_", "gelu", "exp_", "log1p",
-    "amax", "amin", "median", "mode", "sin", "cos", "reciprocal", "rsqrt", "sub_", "mul_",
-    "div_", "add_", "clamp_", "masked_fill", "masked_fill_", "index_select", "gather",
-    "scatter", "scatter_", "scatter_add", "scatter_add_", "index_add", "index_add_",
-    "add", "sub", "mul", "div", "matmul", "mm", "bmm", "dot", "eq", "ne", "lt", "le", "gt",
-    "ge", "where", "maximum", "minimum", "copy_", "lerp", "lerp_", "addmm", "baddbmm",
-    "true_divide", "floor_divide", "remainder", "fmod", "logical_and", "logical_or",
-    "cross", "outer", "kron", "masked_scatter", "masked_scatter_", "index_put_",
-    "index_fill", "index_fill_", "index_copy_", "put_", "take", "take_along_dim",
-})
-
 # Tensor methods whose tensor arguments must be on the receiver's device
 MIXING_METHODS = frozenset({
     "add", "sub", "mul", "div", "matmul", "mm", "bmm", "dot", "eq", "ne", "lt", "le", "gt",
@@ -75,10 +55,22 @@ MIXING_METHODS = frozenset({
     "clamp", "clip",
 })
 
+# methods that copy a tensor's data into Python values
+TO_PYTHON_METHODS = frozenset({"item", "tolist"})
+# methods that give a tensor's size
+SIZE_METHODS = frozenset({"size", "shape", "dim"})
+# methods whose result has other dimensions (a 0-dim tensor viewed as (1, 1) is no longer 0-dim)
+SHAPE_METHODS = frozenset({"view", "reshape", "unsqueeze", "expand"})
+# attributes that are the tensor itself, or a view of it on the same device
+TENSOR_VIEW_ATTRIBUTES = frozenset({"data", "T", "mT", "H", "grad", "real", "imag"})
+# attributes of a tensor (or of a model output) that are not tensors
+NON_TENSOR_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "requires_grad", "is_cuda", "is_leaf",
+                                   "grad_fn", "names", "layout", "is_sparse", "device"})
 # methods whose result is a Python value: the tensor leaves the device there
 HOST_VALUE_METHODS = frozenset({"item", "tolist", "size", "dim", "numel", "get_device",
                                 "element_size", "nelement", "stride", "data_ptr",
                                 "is_contiguous", "backward", "register_hook"})
+NOTHING_RETURNING_METHODS = frozenset({"backward"})
 
 # methods that reduce to a 0-dim tensor when called without a dim (PyTorch lets a 0-dim CPU
 # tensor meet device tensors like a Python number)
@@ -131,6 +123,13 @@ DTYPES = frozenset({
 DEVICE_CONSTRUCTORS = frozenset({"torch.device"})
 CUDA_AVAILABLE = frozenset({"torch.cuda.is_available", "torch.backends.mps.is_available",
                             "torch.cuda.device_count"})
+AVAILABILITY_CHECKS = frozenset({"torch.cuda.is_available"})  # the one whose result is True or False
+CUDA_CALLS = frozenset({"torch.cuda.*"})
+EMPTY_CACHE = frozenset({"torch.cuda.empty_cache"})
+CURRENT_DEVICE = frozenset({"torch.cuda.current_device"})  # a device: the current CUDA one
+SET_DEVICE = frozenset({"torch.cuda.set_device"})  # changes the current CUDA device
+# the names CUDA sites give `.cuda()` and `.to("cuda")` on a value (they initialise CUDA)
+TENSOR_CUDA_MOVES = frozenset({"Tensor.cuda", "Tensor.to"})
 SET_DEFAULT_DEVICE = frozenset({"torch.set_default_device"})
 DEFAULT_DEVICE_CONTEXTS = frozenset({"torch.device"})  # `with torch.device(d):`
 NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode"})
@@ -158,6 +157,13 @@ PROCESS_GROUP_INIT = frozenset({"torch.distributed.init_process_group"})
 # --- modules -----------------------------------------------------------------------------
 
 MODULE_BASE = "torch.nn.Module"
+SEQUENTIAL = "torch.nn.Sequential"
+# torch.nn.<Capitalised>: a module class (torch.nn.functional and friends are lower-case)
+NN_CLASSES = frozenset({"torch.nn.[A-Z]*"})
+# every torch function: the tensor arguments of those not in NON_MIXING_FUNCTIONS must meet
+TORCH_FUNCTIONS = frozenset({"torch.*"})
+# attributes of a module that are its parameters
+MODULE_WEIGHT_ATTRIBUTES = frozenset({"weight", "bias"})
 
 # torch.nn classes that hold no parameters or buffers: never need a move
 STATELESS_MODULES = frozenset({
@@ -207,6 +213,15 @@ DDP_WRAPPERS = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn
 WRAPPERS = DDP_WRAPPERS | frozenset({"torch.compile",
                       "torch.jit.script", "torch.jit.trace", "torch.nn.SyncBatchNorm.convert_sync_batchnorm"})
 
+# module methods that register state under a name
+BUFFER_REGISTRATIONS = frozenset({"register_buffer", "register_parameter"})
+SUBMODULE_REGISTRATIONS = frozenset({"add_module", "register_module"})
+# module methods that run the module on their arguments
+MODULE_CALL_METHODS = frozenset({"forward", "generate", "predict", "encode", "decode", "__call__"})
+# module methods that give (iterators of) its parameters and buffers
+MODULE_STATE_METHODS = frozenset({"parameters", "named_parameters", "buffers", "state_dict", "children", "modules"})
+PARAMETER_ITERATORS = frozenset({"parameters", "buffers"})
+
 # module methods returning the module itself (so `model.eval().to(d)` chains work)
 MODULE_SELF_METHODS = frozenset({"train", "eval", "half", "float", "double", "bfloat16",
                                  "requires_grad_", "apply", "zero_grad_", "share_memory",
@@ -222,13 +237,19 @@ DATASETS = frozenset({
     "torch.utils.data.dataset.TensorDataset", "torchvision.datasets.*",
     "torchtext.datasets.*", "torchaudio.datasets.*",
 })
+# library datasets, by their last name: views of another dataset, concatenations, tensor datasets
+DATASET_VIEWS = frozenset({"Subset", "random_split"})
+DATASET_CONCATENATIONS = frozenset({"ConcatDataset"})
+TENSOR_DATASETS = frozenset({"TensorDataset"})
 DATASET_BASES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.IterableDataset",
                            "torch.utils.data.dataset.Dataset"})
 
 # iterables that yield what they wrap
 PASS_THROUGH_ITERABLES = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm",
                                     "tqdm.std.tqdm", "tqdm", "iter", "rich.progress.track",
-                                    "itertools.islice", "reversed"})
+                                    "itertools.islice", "reversed", "*.tqdm"})
+# list methods that add members
+LIST_GROWING_METHODS = frozenset({"append", "extend", "insert"})
 
 # --- optimizers --------------------------------------------------------------------------
 
@@ -238,13 +259,23 @@ NOT_OPTIMIZERS = frozenset({"torch.optim.lr_scheduler.*", "torch.optim.swa_utils
 # optimizers that create their per-parameter state in __init__, on the parameters' device
 EAGER_STATE_OPTIMIZERS = frozenset({"torch.optim.Adagrad"})
 
+# --- canonical names ---------------------------------------------------------------------
+
+# modules commonly reached under other names, and the name the tables use for them
+CANONICAL_PREFIXES = (
+    ("torch.nn.modules.loss.", "torch.nn."),
+    ("torch.nn.modules.", "torch.nn."),
+    ("torch.utils.data.dataloader.", "torch.utils.data."),
+    ("torch.utils.data.dataset.", "torch.utils.data."),
+    ("pytorch_lightning.core.module.", "pytorch_lightning."),
+    ("lightning.pytorch.", "lightning."),
+    ("transformers.models.auto.", "transformers."),
+)
+
 # --- loading -----------------------------------------------------------------------------
 
 CHECKPOINT_LOADERS = frozenset({"torch.load", "torch.hub.load_state_dict_from_url",
                                 "torch.utils.model_zoo.load_url"})
-# where `map_location` sits among each loader's positional parameters (DEV201)
-MAP_LOCATION_POSITION = {"torch.load": 1, "torch.hub.load_state_dict_from_url": 2,
-                         "torch.utils.model_zoo.load_url": 2}
 # words in the path of a checkpoint whose state holds no CUDA tensor, so it loads anywhere
 # (DEV201): RNG states (`torch.cuda.get_rng_state_all()` returns CPU tensors), LR schedulers
 # and GradScaler (`state_dict()` of both holds Python numbers)

@@ -11,11 +11,12 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
-from devlint.findings import Confidence, Severity
+from devlint.findings import Confidence, Fix, Severity
 
 if TYPE_CHECKING:  # pragma: no cover
     import libcst as cst
 
+    from devlint.analysis.events import Context
     from devlint.analysis.program import Program
 
 
@@ -32,10 +33,8 @@ class Report:
     node: "cst.CSTNode"
     message: str
     confidence: Confidence = Confidence.DEFINITE
-    # the statement (or other node) whose position says when the crash happens
-    phase_node: "cst.CSTNode | None" = None
-    fix: object | None = None  # a devlint.findings.Fix, attached by rules that can fix
-    ctx: object | None = None  # the analysis Context of the event (phase, statement)
+    fix: "Fix | None" = None  # attached by rules that can fix
+    ctx: "Context | None" = None  # the analysis Context of the event (phase, statement)
 
 
 CheckFn = Callable[["Program"], Iterable[Report]]

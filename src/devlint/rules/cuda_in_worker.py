@@ -6,17 +6,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Iterator
 
-from devlint._lazy import lazy_import
-from devlint.analysis.events import Made
+from devlint.analysis.events import Site, SiteKind
 from devlint.analysis.values import Kind, Value
+from devlint.analysis.vocabulary import Fact, known_int
 from devlint.findings import Confidence, Severity
 from devlint.rules.base import FixSafety, Report, Rule
 
 if TYPE_CHECKING:  # pragma: no cover
     from devlint.analysis.program import Program
-
-# bound lazily: a run served from the result cache never loads it (devlint/_lazy.py)
-interp = lazy_import("devlint.analysis.interp")
 
 rule = Rule(
     code="DEV110",
@@ -86,65 +83,51 @@ rule = Rule(
     """,
 )
 
-# DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory)
-_POSITION = {"num_workers": 5, "pin_memory": 7}
 _FRESH_START = re.compile(r"""["'](spawn|forkserver)["']""")
 
 
-def _argument(made: Made, name: str) -> Value | None:
-    for key, value in made.args:
-        if key == name:
-            return value
-        if key == "**" and value.kind is Kind.DICT and value.get_field(name) is not None:
-            return value.get_field(name)  # `DataLoader(ds, **loader_kwargs)`
-    positional = [value for key, value in made.args if key is None]
-    index = _POSITION.get(name)
-    if index is not None and len(positional) > index:
-        return positional[index]
-    return None
+def _value(site: Site, name: str) -> Value | None:
+    argument = site.argument(name)
+    return argument.value if argument is not None else None
 
 
 def _known_int(value: Value | None) -> int | None:
     if value is None or value.kind is not Kind.SCALAR:
         return None
-    for fact in value.facts:
-        if fact.startswith("int="):
-            return int(fact[4:])
-    return None
+    return known_int(value)
 
 
-def _workers(made: Made, fresh_start: bool, loader: Made | None) -> str:
+def _workers(site: Site, fresh_start: bool, loader: Site | None) -> str:
     """"`num_workers=4`" when the loader forks workers that would initialise CUDA again (or
     "`num_workers=args.workers` (4 by default)" for a command-line option's default)."""
-    value = _argument(made, "num_workers")
+    value = _value(site, "num_workers")
     count = _known_int(value)
     if count is None or count <= 0 or fresh_start:
         return ""
-    context = _argument(made, "multiprocessing_context")
+    context = _value(site, "multiprocessing_context")
     if context is not None and context.kind is not Kind.NONE:
         return ""
-    if value is not None and value.has("option_default"):
-        given = next((a.value for a in getattr(loader.node if loader else None, "args", ()) if a.keyword is not None
-                      and a.keyword.value == "num_workers"), None)
+    if value is not None and value.has(Fact.OPTION_DEFAULT):
+        given = loader.keyword("num_workers") if loader is not None else None
         if given is not None:
-            return f"`num_workers={interp.code_of(given)}` ({count} by default)"
+            return f"`num_workers={given.text}` ({count} by default)"
     return f"`num_workers={count}`"
 
 
-def _pins(made: Made) -> bool:
-    value = _argument(made, "pin_memory")
+def _pins(site: Site) -> bool:
+    value = _value(site, "pin_memory")
     if value is None or value.kind is not Kind.SCALAR:
         return False
-    if not (value.has("bool=True") or value.has("cuda_available")):
+    if not (value.has(Fact.TRUE) or value.has(Fact.CUDA_AVAILABLE)):
         return False
-    batch = made.value.elem
+    batch = site.value.elem
     # the pinning thread leaves objects without a `pin_memory` method as they are
     return batch is None or batch.kind is not Kind.OBJECT
 
 
-def _where(made: Made) -> str:
-    role = made.ctx.role
-    function = made.ctx.function
+def _where(site: Site) -> str:
+    role = site.ctx.role
+    function = site.ctx.function
     if function.endswith(".__init__"):  # state the dataset built, then hands out sample by sample
         owner = function.removesuffix(".__init__")
         return f"`{function}()`, and `{owner}.__getitem__()` hands it out for every sample the DataLoader builds"
@@ -152,25 +135,25 @@ def _where(made: Made) -> str:
         return f"`{function}()`, which the DataLoader calls for every sample"
     if role == "collate":
         return f"`{function}()`, the DataLoader's `collate_fn`"
-    chain = [name for name in made.ctx.callers if name != "<module>"]
+    chain = [name for name in site.ctx.callers if name != "<module>"]
     via = f" (called from `{chain[-1]}()`)" if chain else ""
     return f"`{function}()`{via}, which runs while the DataLoader builds a batch"
 
 
 @rule.check
 def cuda_work_in_loader_workers(program: "Program") -> Iterator[Report]:
-    fresh_start = any(_FRESH_START.search(m.text or "") for m in program.made("start_method"))
-    loaders = {m.value.obj: m for m in program.made("loader")}
-    for made in program.made("worker_move"):
-        loader = loaders.get(made.value.obj)
-        workers = _workers(made, fresh_start, loader)
-        pins = _pins(made)
+    fresh_start = any(_FRESH_START.search(m.text or "") for m in program.sites(SiteKind.START_METHOD))
+    loaders = {m.value.identity: m for m in program.sites(SiteKind.LOADER)}
+    for site in program.sites(SiteKind.WORKER_MOVE):
+        loader = loaders.get(site.value.identity)
+        workers = _workers(site, fresh_start, loader)
+        pins = _pins(site)
         if not workers and not pins:
             continue
-        at = f" at line {program.position(loader.node)[0]}" if loader is not None else ""
-        name = made.value.origin.description.removeprefix("a batch from ") if made.value.origin else ""
+        at = f" at line {program.line(loader.node)}" if loader is not None else ""
+        name = site.value.origin.description.removeprefix("a batch from ") if site.value.origin else ""
         name = "" if name in ("`DataLoader`", "") else f" {name}"
-        dataset_state = made.ctx.function.endswith(".__init__")  # built once, handed out per sample
+        dataset_state = site.ctx.function.endswith(".__init__")  # built once, handed out per sample
         runs = "that happens" if dataset_state else "this runs"
         reasons = []
         if workers:
@@ -184,15 +167,15 @@ def cuda_work_in_loader_workers(program: "Program") -> Iterator[Report]:
                 f"tensors can be pinned (`RuntimeError: cannot pin 'torch.cuda.FloatTensor' only dense CPU "
                 f"tensors can be pinned`)"
             )
-        what = f"`{made.text}`" if len(made.text) <= 60 else "this move"
+        what = f"`{site.text}`" if len(site.text) <= 60 else "this move"
         yield Report(
-            node=made.node,
+            node=site.node,
             message=(
-                f"{what} puts data on the GPU inside {_where(made)}; {'; '.join(reasons)}. "
+                f"{what} puts data on the GPU inside {_where(site)}; {'; '.join(reasons)}. "
                 f"{'Keep the dataset on the CPU' if dataset_state else 'Return CPU tensors here'} "
                 f"and move the batch in the training loop "
                 f"(`batch = batch.to(device, non_blocking=True)`)."
             ),
             confidence=Confidence.DEFINITE,
-            ctx=made.ctx,
+            ctx=site.ctx,
         )

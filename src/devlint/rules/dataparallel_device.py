@@ -3,18 +3,18 @@ model is moved to another GPU."""
 
 from __future__ import annotations
 
-from devlint._lazy import lazy_import
+import re
+
 from devlint.analysis import devices
-from devlint.analysis.events import Made, Move
+from devlint.analysis.events import Argument, Move, Site, SiteKind
 from devlint.analysis.values import Kind, Value, Where
+from devlint.analysis.vocabulary import known_int
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import value_name
-from devlint.rules._portability import current_device, int_fact
+from devlint.rules._portability import current_device
 from devlint.rules.base import Report, Rule
 
-# bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
-cst = lazy_import("libcst")
-interp = lazy_import("devlint.analysis.interp")
+_INTEGER = re.compile(r"0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|\d[\d_]*")
 
 
 rule = Rule(
@@ -60,46 +60,42 @@ rule = Rule(
 )
 
 
-def _device_ids_node(call: cst.CSTNode) -> tuple[bool, cst.BaseExpression | None]:
-    """(device_ids given?, its expression) of a DataParallel(...) call."""
-    if not isinstance(call, cst.Call):
-        return False, None
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "device_ids":
-            return True, arg.value
-        if arg.star:
-            return True, None  # **kwargs: not known
-    positional = [a for a in call.args if a.keyword is None]
-    if len(positional) > 1:
-        return True, positional[1].value
-    return False, None
+_UNKNOWN = object()  # `device_ids` is passed, but through `*args` / `**kwargs`
 
 
-def _first_device(made: Made) -> tuple[str, str]:
+def _device_ids(site: Site) -> Argument | object | None:
+    """The `device_ids` argument of a DataParallel(...) call (`_UNKNOWN` when a spread argument
+    may hold it, None when it is not given)."""
+    for arg in site.args:
+        if arg.keyword == "device_ids":
+            return arg
+        if arg.keyword in ("*", "**"):
+            return _UNKNOWN
+    positional = site.positional
+    return positional[1] if len(positional) > 1 else None
+
+
+def _first_device(site: Site) -> tuple[str, str]:
     """(identity of device_ids[0], how the program writes it); ("", "") when not known."""
-    given, expr = _device_ids_node(made.node)
-    if not given or (isinstance(expr, cst.Name) and expr.value == "None"):
-        return "cuda:0", "cuda:0 (the default `device_ids` is every visible GPU)"
-    if expr is None:
+    given = _device_ids(site)
+    if given is _UNKNOWN:
         return "", ""
-    value = next((v for k, v in made.args if k == "device_ids"), None)
-    if value is None:
-        positional = [v for k, v in made.args if k is None]
-        value = positional[1] if len(positional) > 1 else None
-    if isinstance(expr, (cst.List, cst.Tuple)):
-        if not expr.elements or isinstance(expr.elements[0], cst.StarredElement):
+    if given is None or given.text == "None":  # type: ignore[union-attr]
+        return "cuda:0", "cuda:0 (the default `device_ids` is every visible GPU)"
+    argument: Argument = given  # type: ignore[assignment]
+    items = argument.items
+    if items is not None:
+        if not items or items[0].startswith("*"):
             return "", ""
-        first = expr.elements[0].value
-        if isinstance(first, cst.Integer):
-            index = int(first.value, 0)
+        first = items[0]
+        if _INTEGER.fullmatch(first):
+            index = int(first, 0)
             return f"cuda:{index}", f"cuda:{index} (`device_ids[0]`)"
-        text = interp.code_of(first)
-        return devices.indexed("cuda", None, text), f"cuda:{text} (`device_ids[0]`)"
-    if value is not None and value.kind in (Kind.LIST, Kind.TUPLE):
-        first_value = value.get_field(0)
-        index = int_fact(first_value)
+        return devices.indexed("cuda", None, first), f"cuda:{first} (`device_ids[0]`)"
+    if argument.value.kind in (Kind.LIST, Kind.TUPLE):
+        index = known_int(argument.value.get_field(0))
         if index is not None:
-            return f"cuda:{index}", f"cuda:{index} (`{interp.code_of(expr)}[0]`)"
+            return f"cuda:{index}", f"cuda:{index} (`{argument.text}[0]`)"
     return "", ""
 
 
@@ -107,40 +103,39 @@ def _first_device(made: Made) -> tuple[str, str]:
 def dataparallel_device(program):
     current = current_device(program)
     events = program.events
-    for position, made in enumerate(events):
-        if not isinstance(made, Made) or made.what != "dataparallel" or not made.qual.endswith("DataParallel"):
+    for position, site in enumerate(events):
+        if not isinstance(site, Site) or site.kind is not SiteKind.DATAPARALLEL:
             continue
-        expected, expected_text = _first_device(made)
+        expected, expected_text = _first_device(site)
         if not expected:
             continue
-        model = next((v for k, v in made.args if k is None), None) or next(
-            (v for k, v in made.args if k == "module"), None)
+        model = site.argument("module")
         if model is None:
             continue
-        place, where_text = model.place, "before it was wrapped"
+        place, where_text = model.value.place, "before it was wrapped"
         for later in events[position + 1:]:
-            if isinstance(later, Move) and made.value.obj and later.subject.obj == made.value.obj:
+            if isinstance(later, Move) and site.value.identity and later.subject.identity == site.value.identity:
                 place, where_text = later.target, "after it was wrapped"
         if place.where not in (Where.DEVICE, Where.COND) or not place.ident:
             continue
-        gpu, _ = devices.split(devices.effective(place, program.interpreter.availability_conds))
+        gpu, _ = devices.split(devices.effective(place, program.availability_conditions))
         if not devices.gpus_disagree(gpu, expected, current):
             continue
-        line = program.position(place.node)[0] if place.node is not None else 0
+        line = program.line(place.node) if place.node is not None else 0
         at = f" at line {line}" if line else ""
         words = devices.describe(gpu)
         described = f" ({words})" if words != (place.device or "").strip("\"'") else ""
         yield Report(
-            node=made.node,
+            node=site.node,
             message=(
-                f"`{made.text or 'DataParallel(...)'}` keeps the module on {expected_text}, but "
-                f"{_name(model)} is moved to `{place.device or 'a GPU'}`{described}{at} {where_text}: "
+                f"`{site.text or 'DataParallel(...)'}` keeps the module on {expected_text}, but "
+                f"{_name(model.value)} is moved to `{place.device or 'a GPU'}`{described}{at} {where_text}: "
                 f"the first forward raises `RuntimeError: module must have its parameters and buffers on "
                 f"device {expected.replace('{', '').replace('}', '')} (device_ids[0])`. Move the model to "
                 f"`device_ids[0]` (or call `torch.cuda.set_device(device_ids[0])` before `.cuda()`)."
             ),
             confidence=Confidence.LIKELY,
-            ctx=made.ctx,
+            ctx=site.ctx,
         )
 
 

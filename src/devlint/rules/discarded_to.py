@@ -39,16 +39,15 @@ def discarded_moves(program):
     for move in program.moves:
         if not move.statement or move.subject.kind is not Kind.TENSOR:
             continue
-        call = move.call
         text = move.subject_text
         simple = text.replace(".", "").replace("_", "").isalnum()
         fix = None
-        if simple and call is not None:
-            line, col, _, _ = program.position(call)
+        if simple:
+            line, col, _, _ = program.position(move.node)
             fix = Fix(description=f"assign the result: `{text} = {text}.{move.method}(...)`", safe=True,
                       edits=((line, col, line, col, f"{text} = "),))
         yield Report(
-            node=call if call is not None else move.node,
+            node=move.node,
             message=(
                 f"`{text}.{move.method}(...)` returns a moved copy that is thrown away, so `{text}` stays "
                 f"where it was. Assign the result: `{text} = {text}.{move.method}(...)`."

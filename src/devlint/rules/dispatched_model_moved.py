@@ -3,6 +3,7 @@
 from typing import TYPE_CHECKING, Iterator
 
 from devlint.analysis.values import Kind
+from devlint.analysis.vocabulary import Fact
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import value_name, where_from
 from devlint.rules.base import FixSafety, Report, Rule
@@ -60,17 +61,17 @@ rule = Rule(
 def moving_a_dispatched_model(program: "Program") -> Iterator[Report]:
     for move in program.moves:
         subject = move.subject
-        if subject.kind is not Kind.MODULE or not subject.has("dispatched") or move.method not in ("to", "cuda"):
+        if subject.kind is not Kind.MODULE or not subject.has(Fact.DISPATCHED) or move.method not in ("to", "cuda"):
             continue
         name = value_name(subject, f"`{move.subject_text}`")
         source = where_from(program, subject)
         loaded = f" ({source})" if source else ""
-        if subject.has("quantized8"):
+        if subject.has(Fact.QUANTIZED8):
             what = (f"{name} is quantised to 8 bits with bitsandbytes{loaded} and already on the GPU: "
                     f"`.{move.method}()` raises `ValueError: .{move.method} is not supported for 8-bit "
                     f"bitsandbytes models`")
             confidence = Confidence.DEFINITE
-        elif subject.has("quantized"):
+        elif subject.has(Fact.QUANTIZED):
             what = (f"{name} is quantised{loaded} and already placed by accelerate: transformers refuses "
                     f"to move 4-bit bitsandbytes models with older bitsandbytes releases (`ValueError`), "
                     f"and the model is already where it runs")
@@ -83,7 +84,7 @@ def moving_a_dispatched_model(program: "Program") -> Iterator[Report]:
                     f"on several GPUs pulls every layer onto one device against the hooks")
             confidence = Confidence.LIKELY
         yield Report(
-            node=move.call if move.call is not None else move.node,
+            node=move.node,
             message=(
                 f"{what}. Remove this `.{move.method}()` and move the inputs instead: "
                 f"`inputs = inputs.to(model.device)`."

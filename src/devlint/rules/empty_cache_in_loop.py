@@ -3,6 +3,7 @@ nothing the caching allocator would not reuse."""
 
 from __future__ import annotations
 
+from devlint.analysis.events import SiteKind
 from devlint.findings import Confidence, Severity
 from devlint.rules.base import Report, Rule
 
@@ -50,7 +51,7 @@ rule = Rule(
 
 @rule.check
 def empty_cache_in_loop(program):
-    for made in program.made("empty_cache"):
+    for made in program.sites(SiteKind.EMPTY_CACHE):
         if not made.ctx.in_data_loop:
             continue
         yield Report(

@@ -8,7 +8,7 @@ from devlint.rules._describe import device_side, when_it_crashes
 from devlint.rules.base import FixSafety, Report, Rule
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
-_fixes = lazy_import("devlint.rules._fixes")
+_fixes = lazy_import("devlint.fix.repairs")
 
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -5,7 +5,7 @@ against `cuda:1`)."""
 from __future__ import annotations
 
 from devlint.analysis import devices
-from devlint.analysis.events import DeviceMeet, Made, Move
+from devlint.analysis.events import Move, Site, SiteKind
 from devlint.analysis.values import Value
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import value_name
@@ -86,12 +86,12 @@ def inconsistent_devices(program):
         if isinstance(event, Move) and event.target.node is not None:
             moves.setdefault(id(event.target.node), event)
             order.setdefault(id(event.target.node), index)
-        elif isinstance(event, Made) and event.what == "factory" and event.value.place.node is not None:
+        elif isinstance(event, Site) and event.kind is SiteKind.FACTORY and event.value.place.node is not None:
             order.setdefault(id(event.value.place.node), index)
     reported: set[int] = set()
     pairs: set[tuple[int, str, str]] = set()
-    for meet in program.of(DeviceMeet):
-        availability = program.interpreter.availability_conds
+    availability = program.availability_conditions
+    for meet in program.device_meets:
         a = devices.effective(meet.first.place, availability)
         b = devices.effective(meet.second.place, availability)
         if not devices.may_disagree(a, b, current):
@@ -100,7 +100,7 @@ def inconsistent_devices(program):
         positioned = []
         for value, ident in sides:
             node = value.place.node
-            line = program.position(node)[0] if node is not None else 0
+            line = program.line(node) if node is not None else 0
             positioned.append((line, value, ident, order.get(id(node)) if node is not None else None))
         if all(item[3] is not None for item in positioned):
             positioned.sort(key=lambda item: item[3])  # the move that runs later
@@ -112,13 +112,13 @@ def inconsistent_devices(program):
             continue  # the same two placements meeting again (the output of a call, a loss)
         pairs.add(pair)
         late_move: Move | None = moves.get(id(late.place.node)) if late.place.node is not None else None
-        node = late_move.call if late_move is not None and late_move.call is not None else late.place.node
+        node = late_move.node if late_move is not None else late.place.node
         if node is None:
             node = meet.node
         if id(node) in reported:
             continue
         reported.add(id(node))
-        meet_line = program.position(meet.node)[0]
+        meet_line = program.line(meet.node)
         fix = _fix(early, early_ident, late, late_ident, late_move)
         yield Report(
             node=node,

@@ -4,14 +4,14 @@ silently ignored."""
 from __future__ import annotations
 
 from devlint._lazy import lazy_import
-from devlint.analysis.events import Made
+from devlint.analysis.events import Site, SiteKind
 from devlint.findings import Confidence, Severity
 from devlint.knowledge import torch as tk
 from devlint.rules._portability import describe_init, is_cuda_init
 from devlint.rules.base import FixSafety, Report, Rule
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
-_fixes = lazy_import("devlint.rules._fixes")
+_fixes = lazy_import("devlint.fix.repairs")
 
 
 rule = Rule(
@@ -55,8 +55,8 @@ rule = Rule(
 )
 
 
-def _keys(made: Made) -> list[str]:
-    keys = [k for k, _ in made.args if isinstance(k, str) and k in tk.CUDA_INIT_ENV]
+def _keys(site: Site) -> list[str]:
+    keys = [name for name in site.names if name in tk.CUDA_INIT_ENV]
     return sorted(set(keys), key=lambda k: k != "CUDA_VISIBLE_DEVICES")
 
 
@@ -66,7 +66,7 @@ def late_visible_devices(program):
     entry_init = None
     in_entry = False
     for event in program.events:
-        if isinstance(event, Made) and event.what == "entry":
+        if isinstance(event, Site) and event.kind is SiteKind.ENTRY:
             in_entry, entry_init = True, None
             continue
         if is_cuda_init(event):
@@ -75,7 +75,7 @@ def late_visible_devices(program):
             elif not in_entry and module_init is None:
                 module_init = event
             continue
-        if not (isinstance(event, Made) and event.what == "env"):
+        if not (isinstance(event, Site) and event.kind is SiteKind.ENV):
             continue
         keys = _keys(event)
         init = entry_init or module_init

@@ -4,14 +4,15 @@ without `map_location`, so a checkpoint saved from CUDA cannot be read there."""
 from __future__ import annotations
 
 from devlint._lazy import lazy_import
+from devlint.analysis.events import Site, SiteKind
 from devlint.findings import Confidence, Severity
 from devlint.knowledge import torch as tk
+from devlint.knowledge.signatures import positional_parameters
 from devlint.rules._portability import fallback_device_text, fallback_events, supports_cpu
 from devlint.rules.base import FixSafety, Report, Rule
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
-interp = lazy_import("devlint.analysis.interp")
-_fixes = lazy_import("devlint.rules._fixes")
+_fixes = lazy_import("devlint.fix.repairs")
 
 
 rule = Rule(
@@ -64,35 +65,32 @@ def load_without_map_location(program):
         return
     where: str | None = None  # resolving a position costs a codegen of the file: only when reporting
     device = fallback_device_text(program) or "\"cpu\""
-    for made in program.made("load"):
-        if made.ctx.guarded:
+    for site in program.sites(SiteKind.LOAD):
+        if site.ctx.guarded:
             continue
-        keys = [k for k, _ in made.args]
-        if "map_location" in keys or "**" in keys or "*" in keys:
-            continue
-        position = tk.MAP_LOCATION_POSITION.get(made.qual)
-        if position is None or keys.count(None) > position or _host_state_file(made.node):
+        if site.spreads or "map_location" not in positional_parameters(site.callee) \
+                or site.argument("map_location") is not None or _host_state_file(site):
             continue
         if where is None:
             fallback = fallback_events(program)
-            where = f" (it falls back to the CPU at line {program.position(fallback[0].node)[0]})" if fallback else ""
-        short = made.qual.replace("torch.utils.model_zoo.", "model_zoo.").replace("torch.hub.", "torch.hub.")
+            where = f" (it falls back to the CPU at line {program.line(fallback[0].node)})" if fallback else ""
+        short = site.callee.replace("torch.utils.model_zoo.", "model_zoo.")
         yield Report(
-            node=made.node,
+            node=site.node,
             message=(
                 f"`{short}(...)` has no `map_location`: a checkpoint saved from a GPU is restored onto that GPU, "
                 f"so on a machine without CUDA, which this program supports{where}, it fails with "
                 f"`Attempting to deserialize object on a CUDA device`. Pass `map_location={device}`."
             ),
             confidence=Confidence.LIKELY,
-            ctx=made.ctx,
-            fix=_fixes.map_location(program, made.node, device),
+            ctx=site.ctx,
+            fix=_fixes.map_location(program, site.node, device),
         )
 
 
-def _host_state_file(call) -> bool:
+def _host_state_file(site: Site) -> bool:
     """A file named for state that holds no CUDA tensor (`rng_state.pth`, `scheduler.pt`)."""
-    if not call.args or call.args[0].keyword is not None:
+    if not site.args or site.args[0].keyword is not None:
         return False
-    text = interp.code_of(call.args[0].value).lower()
+    text = site.args[0].text.lower()
     return any(word in text for word in tk.HOST_STATE_FILE_WORDS)

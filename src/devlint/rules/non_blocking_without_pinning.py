@@ -3,9 +3,11 @@ DataLoader that does not pin memory: the copy is synchronous anyway."""
 
 from __future__ import annotations
 
+from devlint.analysis.events import Site, SiteKind
 from devlint.analysis.values import ORIGIN_BATCH
+from devlint.analysis.vocabulary import Fact, known_bool
 from devlint.findings import Confidence, Severity
-from devlint.rules._portability import bool_fact, keyword_node, literal_bool
+from devlint.rules._portability import literal_bool
 from devlint.rules.base import Report, Rule
 
 rule = Rule(
@@ -47,42 +49,37 @@ rule = Rule(
 )
 
 
-def _pinned(loader) -> bool:
-    keys = [k for k, _ in loader.args]
-    if "**" in keys:
+def _pinned(loader: Site) -> bool:
+    if any(a.keyword == "**" for a in loader.args):
         return True
-    value = next((v for k, v in loader.args if k == "pin_memory"), None)
-    if value is None:
+    argument = loader.keyword("pin_memory")
+    if argument is None:
         return False
-    known = bool_fact(value)
+    known = known_bool(argument.value)
     if known is None:
-        known = literal_bool(next((a.value for a in loader.node.args if a.keyword is not None
-                                   and a.keyword.value == "pin_memory"), None))
+        known = literal_bool(argument)
     return known is not False
 
 
 @rule.check
 def non_blocking_without_pinning(program):
-    loaders = {id(made.node): made for made in program.made("loader")}
+    loaders = {id(site.node): site for site in program.sites(SiteKind.LOADER)}
     for move in program.moves:
         if not move.non_blocking or not move.target.on_device:
             continue
-        if literal_bool(keyword_node(move.call, "non_blocking")) is not True:
-            continue
         subject = move.subject
         origin = subject.origin
-        if subject.has("pinned") or subject.has("managed") or origin is None or origin.category != ORIGIN_BATCH:
+        if subject.has(Fact.PINNED) or subject.has(Fact.MANAGED) or origin is None or origin.category != ORIGIN_BATCH:
             continue
         loader = loaders.get(id(origin.node))
         if loader is None or _pinned(loader):
             continue
-        line = program.position(loader.node)[0]
         yield Report(
-            node=move.call or move.node,
+            node=move.node,
             message=(
                 f"`non_blocking=True` has no effect here: `{move.subject_text}` comes from the DataLoader at line "
-                f"{line}, which does not pin memory, so the copy to the device is synchronous. Pass "
-                f"`pin_memory=True` to the DataLoader (or drop the flag)."
+                f"{program.line(loader.node)}, which does not pin memory, so the copy to the device is synchronous. "
+                f"Pass `pin_memory=True` to the DataLoader (or drop the flag)."
             ),
             confidence=Confidence.DEFINITE,
             ctx=move.ctx,

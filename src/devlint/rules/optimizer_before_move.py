@@ -1,6 +1,8 @@
 """DEV114 optimizer-before-move: an optimizer with eager state is built before the model moves."""
 
+from devlint.analysis.events import Move, Site, SiteKind
 from devlint.analysis.values import Kind, Value
+from devlint.analysis.vocabulary import Fact
 from devlint.findings import Severity
 from devlint.knowledge import matches
 from devlint.knowledge import torch as tk
@@ -35,7 +37,7 @@ rule = Rule(
 def _param_objects(value: Value, depth: int = 0) -> set[int]:
     if depth > 3:
         return set()
-    found = {value.obj} if value.has("params") and value.obj else set()
+    found = {value.identity} if value.has(Fact.PARAMS) and value.identity else set()
     for _, field in value.fields:
         found |= _param_objects(field, depth + 1)
     if value.elem is not None:
@@ -47,31 +49,32 @@ def _param_objects(value: Value, depth: int = 0) -> set[int]:
 def optimizer_state_before_move(program):
     events = program.events
     for index, made in enumerate(events):
-        if getattr(made, "what", None) != "optimizer":
+        if not (isinstance(made, Site) and made.kind is SiteKind.OPTIMIZER):
             continue
         owners: set[int] = set()
-        for _, arg in made.args:
-            if not arg.place.on_device:
-                owners |= _param_objects(arg)
+        for arg in made.args:
+            if not arg.value.place.on_device:
+                owners |= _param_objects(arg.value)
         if not owners:
             continue
-        eager = matches(made.qual, tk.EAGER_STATE_OPTIMIZERS)
+        eager = matches(made.callee, tk.EAGER_STATE_OPTIMIZERS)
         loaded = False
         for later in events[index + 1:]:
-            if getattr(later, "what", None) == "optimizer_load" and later.value.obj == made.value.obj:
+            if isinstance(later, Site) and later.kind is SiteKind.OPTIMIZER_LOAD \
+                    and later.value.identity == made.value.identity:
                 loaded = True
                 continue
-            if later.__class__.__name__ == "Move" and later.subject.obj in owners and later.target.on_device \
+            if isinstance(later, Move) and later.subject.identity in owners and later.target.on_device \
                     and later.subject.kind is Kind.MODULE:
                 if eager or loaded:
-                    short = made.qual.rsplit(".", 1)[-1]
+                    short = made.callee.rsplit(".", 1)[-1]
                     why = (f"`{short}` creates its state when it is built" if eager
                            else "its state was loaded with `load_state_dict`")
                     yield Report(
                         node=made.node,
                         message=(
                             f"the optimizer is built on the model's parameters before the model is moved "
-                            f"(line {program.position(later.node)[0]}), and {why}: that state stays on the "
+                            f"(line {program.line(later.node)}), and {why}: that state stays on the "
                             f"CPU and the first `optimizer.step()` meets device parameters. Build the "
                             f"optimizer (and load its state) after `model.to(device)`."
                         ),

@@ -34,3 +34,10 @@ rule = Rule(
     """,
 )
 # DEV000 findings are produced by the engine when parsing fails; the rule has no check.
+
+
+def finding(path: str, message: str, line: int = 1, column: int = 1):
+    """The DEV000 finding for a file that could not be read, parsed or analysed."""
+    from devlint.findings import make_finding
+
+    return make_finding(rule.code, rule.name, rule.severity, path, (line, column, line, column), message)

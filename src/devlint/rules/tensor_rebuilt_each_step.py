@@ -3,16 +3,10 @@ every step of a loop over batches instead of once before it."""
 
 from __future__ import annotations
 
-from devlint._lazy import lazy_import
-from devlint.analysis.events import Made
-from devlint.findings import Confidence, Severity
+from devlint.analysis.events import SiteKind
 from devlint.knowledge import torch as tk
+from devlint.findings import Confidence, Severity
 from devlint.rules.base import Report, Rule
-
-# bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
-cst = lazy_import("libcst")
-interp = lazy_import("devlint.analysis.interp")
-loop_syntax = lazy_import("devlint.rules._loop_syntax")
 
 rule = Rule(
     code="DEV303",
@@ -57,45 +51,29 @@ rule = Rule(
 )
 
 
-_DATA = tk.DATA_FACTORIES - {"torch.from_numpy"}
-
-
 @rule.check
 def tensor_rebuilt_each_step(program):
-    candidates: list[tuple[Made, bool]] = []
     moved_later = {}
     for move in program.moves:
         origin = move.subject.origin
         if origin is not None and origin.node is not None and move.target.on_device and move.ctx.in_data_loop:
             moved_later.setdefault(id(origin.node), move)
-    for made in program.made("factory"):
-        if made.qual not in _DATA or not made.ctx.in_data_loop or not isinstance(made.node, cst.Call):
+    for site in program.sites(SiteKind.FACTORY):
+        # the analysis says whether the data is the same on every iteration of the loop
+        if not site.constant_data or site.callee in tk.ZERO_COPY_FACTORIES:
             continue
-        positional = [a for a in made.node.args if a.keyword is None and not a.star]
-        if not positional:
+        move = moved_later.get(id(site.node))
+        if not site.value.place.on_device and move is None:
             continue
-        on_device = made.value.place.on_device or id(made.node) in moved_later
-        if on_device:
-            candidates.append((made, True))
-    if not candidates:
-        return
-    finder = loop_syntax.Loops({id(m.node) for m, _ in candidates})
-    program.module.visit(finder)
-    for made, _ in candidates:
-        bound = finder.found.get(id(made.node), None)
-        data = next(a.value for a in made.node.args if a.keyword is None and not a.star)
-        if not loop_syntax.constant(data, bound):
-            continue
-        move = moved_later.get(id(made.node))
-        how = ("built on the device" if move is None or made.value.place.on_device
+        how = ("built on the device" if move is None or site.value.place.on_device
                else f"moved with `.{move.method}(...)`")
         yield Report(
-            node=made.node,
+            node=site.node,
             message=(
-                f"`{interp.code_of(made.node)}` is the same tensor on every batch, yet it is rebuilt from Python data and "
+                f"`{site.text}` is the same tensor on every batch, yet it is rebuilt from Python data and "
                 f"{how} on every step: a host-to-device copy per step. Build it once, on the device, "
                 f"before the loop."
             ),
             confidence=Confidence.DEFINITE,
-            ctx=made.ctx,
+            ctx=site.ctx,
         )

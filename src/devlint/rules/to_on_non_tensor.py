@@ -6,7 +6,7 @@ from devlint.findings import Severity
 from devlint.rules.base import FixSafety, Report, Rule
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
-_fixes = lazy_import("devlint.rules._fixes")
+_fixes = lazy_import("devlint.fix.repairs")
 
 
 rule = Rule(
@@ -53,7 +53,7 @@ def to_on_objects_without_to(program):
             continue
         noun, advice = what
         yield Report(
-            node=move.call if move.call is not None else move.node,
+            node=move.node,
             message=(
                 f"`{move.subject_text}` is {noun}, which has no `.{move.method}()` method: this raises "
                 f"AttributeError as soon as the line runs; {advice}."

@@ -4,7 +4,7 @@ anywhere, so it cannot start on a machine without a GPU."""
 from __future__ import annotations
 
 from devlint.analysis import devices
-from devlint.analysis.events import Made, Move
+from devlint.analysis.events import Move, Site, SiteKind
 from devlint.findings import Confidence, Severity
 from devlint.knowledge import torch as tk
 from devlint.rules.base import Report, Rule
@@ -52,37 +52,37 @@ rule = Rule(
 
 
 def _nccl(program) -> bool:
-    return any("nccl" in made.text for made in program.made("process_group"))
+    return any("nccl" in site.text for site in program.sites(SiteKind.PROCESS_GROUP))
 
 
 def _use(event) -> tuple[object, str] | None:
     """(node, what) when the event requires CUDA to run."""
-    if isinstance(event, Made):
-        if event.what == "cuda" and event.qual == "Tensor.cuda":
+    if isinstance(event, Site):
+        if event.kind is SiteKind.CUDA and event.callee == "Tensor.cuda":
             return event.node, "`.cuda()`"
-        if event.what == "cuda" and event.qual == "Tensor.to":
+        if event.kind is SiteKind.CUDA and event.callee == "Tensor.to":
             return event.node, "`.to(\"cuda\")`"
-        if event.what == "cuda" and event.qual in tk.CUDA_REQUIRING:
-            return event.node, f"`{event.qual}()`"
-        if event.what == "factory" and event.value.place.on_device and devices.gpu_only(event.value.place.ident) \
-                and devices.is_cuda(event.value.place.ident):
+        if event.kind is SiteKind.CUDA and event.callee in tk.CUDA_REQUIRING:
+            return event.node, f"`{event.callee}()`"
+        if event.kind is SiteKind.FACTORY and event.value.place.on_device \
+                and devices.gpu_only(event.value.place.ident) and devices.is_cuda(event.value.place.ident):
             return event.node, f"`device={event.value.place.device}`"
         return None
     if isinstance(event, Move) and event.target.on_device and devices.gpu_only(event.target.ident) \
             and devices.is_cuda(event.target.ident):
-        return (event.call or event.node), f"the move to `{event.target.device}`"
+        return event.node, f"the move to `{event.target.device}`"
     return None
 
 
 @rule.check
 def unguarded_cuda(program):
-    for what in ("cuda_query", "cpu_fallback", "cuda_flag"):
-        if any(True for _ in program.made(what)):
+    for kind in (SiteKind.CUDA_QUERY, SiteKind.CPU_FALLBACK, SiteKind.CUDA_FLAG):
+        if program.has_site(kind):
             return
     if _nccl(program):
         return
     for event in program.events:
-        if isinstance(event, Made) and event.what == "entry":
+        if isinstance(event, Site) and event.kind is SiteKind.ENTRY:
             return  # only what runs when the file is executed: a library helper may be called
             # only by code that checked for a GPU first
         use = _use(event)

@@ -2,12 +2,13 @@
 
 from devlint._lazy import lazy_import
 from devlint.analysis.values import ORIGIN_MODULE, Kind
+from devlint.analysis.vocabulary import Fact
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_expr, device_side, value_name, when_it_crashes, where_from
 from devlint.rules.base import FixSafety, Report, Rule
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
-_fixes = lazy_import("devlint.rules._fixes")
+_fixes = lazy_import("devlint.fix.repairs")
 
 
 rule = Rule(
@@ -58,7 +59,7 @@ def host_module_called_with_device_tensors(program):
             continue  # DEV103's business
         name = value_name(host, "this module")
         source = where_from(program, host)
-        what = "holds a weight tensor on the CPU" if host.has("loss_weight") else "was never moved to a device"
+        what = "holds a weight tensor on the CPU" if host.has(Fact.LOSS_WEIGHT) else "was never moved to a device"
         yield Report(
             node=meet.node,
             message=(

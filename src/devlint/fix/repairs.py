@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from devlint import fixes
+from devlint.fix import edits
 from devlint.analysis.values import Value
 from devlint.findings import Fix
 
@@ -59,7 +59,7 @@ def move_before_use(program: "Program", meet: "Meet") -> Fix | None:
     if not name or call is None or stmt is None or not _TARGET.match(name):
         return None
     if isinstance(stmt, cst.SimpleStatementLine) or isinstance(stmt, cst.BaseCompoundStatement):
-        return fixes.insert_line_before(program, stmt, f"{name} = {name}{call}",
+        return edits.insert_line_before(program, stmt, f"{name} = {name}{call}",
                                         f"move `{name}` to the device before it is used", safe=False)
     return None
 
@@ -108,8 +108,8 @@ def register_buffer(program: "Program", meet: "Meet") -> Fix | None:
     if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)):
         return None
     owner, attr = target.value.value, target.attr.value
-    value = fixes.code(assign.value)
-    return fixes.replace_node(program, assign, f'{owner}.register_buffer("{attr}", {value})',
+    value = edits.code(assign.value)
+    return edits.replace_node(program, assign, f'{owner}.register_buffer("{attr}", {value})',
                               f'register it: `{owner}.register_buffer("{attr}", ...)`', safe=False)
 
 
@@ -146,7 +146,7 @@ def factory_device(program: "Program", meet: "Meet") -> Fix | None:
     reference = _tensor_in_arguments(call)
     if reference is None:
         return None
-    return fixes.add_keyword(program, call, "device", f"{reference}.device",
+    return edits.add_keyword(program, call, "device", f"{reference}.device",
                              f"create it on the device: `device={reference}.device`", safe=False)
 
 
@@ -216,14 +216,14 @@ def drop_move(program: "Program", move) -> Fix | None:
     if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
         return None
     small = stmt.body[0]
-    if isinstance(small, cst.Expr) and small.value is move.call:
+    if isinstance(small, cst.Expr) and small.value is move.node:
         pass
-    elif isinstance(small, cst.Assign) and small.value is move.call and len(small.targets) == 1 \
-            and fixes.code(small.targets[0].target).strip() == move.subject_text:
+    elif isinstance(small, cst.Assign) and small.value is move.node and len(small.targets) == 1 \
+            and edits.code(small.targets[0].target).strip() == move.subject_text:
         pass
     else:
         return None
-    return fixes.delete_statement(program, stmt, f"remove `{move.subject_text}.{move.method}(...)`: "
+    return edits.delete_statement(program, stmt, f"remove `{move.subject_text}.{move.method}(...)`: "
                                   f"it has no such method", safe=True)
 
 
@@ -234,7 +234,7 @@ def map_location(program: "Program", call: cst.CSTNode, device: str) -> Fix | No
     if not (device.startswith(("'", '"')) or (_NAME.match(device) and "." not in device
                                               and _global_defined_before(program, device, call))):
         device = '"cpu"'
-    return fixes.add_keyword(program, call, "map_location", device,
+    return edits.add_keyword(program, call, "map_location", device,
                              f"load onto {device} first: `map_location={device}`", safe=True)
 
 
@@ -249,12 +249,12 @@ def env_before_cuda(program: "Program", env_stmt: cst.CSTNode | None, init_stmt:
     for stmt in body[: body.index(init_stmt)]:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
-                if isinstance(small, cst.Import) and any((fixes.code(a.name).strip() == "os") and a.asname is None
+                if isinstance(small, cst.Import) and any((edits.code(a.name).strip() == "os") and a.asname is None
                                                           for a in small.names):
                     imports_os = True
     if not imports_os or body.index(env_stmt) < body.index(init_stmt):
         return None
-    text = fixes.code(env_stmt.with_changes(leading_lines=[]))
+    text = edits.code(env_stmt.with_changes(leading_lines=[]))
     first, _, last, _ = program.position(env_stmt)
     return Fix("set it before the first CUDA call", True,
                ((init_line, 1, init_line, 1, text), (first, 1, last + 1, 1, "")))

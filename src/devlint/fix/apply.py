@@ -13,7 +13,6 @@ import difflib
 import json
 import os
 import re
-import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import Callable, Iterable
 
 import libcst as cst
 
+from devlint.atomic import write_atomically
 from devlint.findings import Finding
 from devlint.source import SourceUnit, split_lines
 
@@ -129,7 +129,7 @@ def write_source(unit: SourceUnit, fixed: str) -> None:
     data = fixed.encode(unit.encoding)
     if unit.bom:
         data = b"\xef\xbb\xbf" + data
-    _atomic_write(unit.path, data)
+    write_atomically(unit.path, data, durable=True)
 
 
 def write_notebook(unit: SourceUnit, fixed_cells: list[str]) -> None:
@@ -149,33 +149,11 @@ def write_notebook(unit: SourceUnit, fixed_cells: list[str]) -> None:
     text = json.dumps(document, indent=indent, ensure_ascii=False)
     if raw.endswith(b"\n"):
         text += "\n"
-    _atomic_write(unit.path, text.encode("utf-8"))
+    write_atomically(unit.path, text.encode("utf-8"), durable=True)
 
 
-# `.devlint-<pid>-<random>.tmp`: the writer's process id tells a later run whether it is stale
-TEMP_PREFIX = ".devlint-"
-TEMP_SUFFIX = ".tmp"
-_TEMP_NAME = re.compile(r"^\.devlint-(\d+)-[A-Za-z0-9_]+\.tmp$")
+_TEMP_NAME = re.compile(r"^\.devlint-(\d+)-[A-Za-z0-9_]+\.tmp$")  # atomic.TEMP_PREFIX ... TEMP_SUFFIX
 STALE_AFTER_S = 3600.0  # a temporary file this old is stale whoever wrote it
-
-
-def _atomic_write(path: str, data: bytes) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    mode = os.stat(path).st_mode & 0o7777
-    fd, temp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=TEMP_SUFFIX, dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        raise
 
 
 def remove_stale_temp_files(directories: Iterable[str]) -> list[str]:

@@ -2,7 +2,7 @@
 
 A rule that knows the repair builds the new node (or the line to insert) with libcst and turns
 it into an edit of the exact span the old node occupied, so the rest of the file keeps every
-byte, comment and blank line. The fixer (devlint.fixer) applies edits, re-parses the result and
+byte, comment and blank line. The fixer (devlint.fix.apply) applies edits, re-parses the result and
 refuses anything that breaks the file.
 """
 

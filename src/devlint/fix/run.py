@@ -1,10 +1,10 @@
-"""`check --fix` / `--diff`: apply the findings' fixes file by file, through devlint.fixer."""
+"""`check --fix` / `--diff`: apply the findings' fixes file by file, through devlint.fix.apply."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from devlint.fixer import FixResult, fix_source, notebook_cells_after, wanted, write_notebook, write_source
+from devlint.fix.apply import FixResult, fix_source, notebook_cells_after, wanted, write_notebook, write_source
 from devlint.runner import CheckSettings, RunResult, check_unit
 from devlint.source import SourceUnit, read_source
 

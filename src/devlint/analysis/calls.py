@@ -1,0 +1,294 @@
+"""Calls: argument evaluation, what is called, and running the program's own functions.
+
+A call of a function of the analysed program runs its body with the caller's abstract
+arguments (context-sensitive, memoised by the arguments' shape, depth-bounded); a call of an
+imported name goes to the library table (analysis/library/); a method call is dispatched on
+the receiver's kind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import libcst as cst
+
+from devlint.analysis import devices
+from devlint.analysis.events import Context, Site, SiteKind
+from devlint.analysis.identity import fresh_objects, shape
+from devlint.analysis.names import canonical
+from devlint.analysis.placement import is_deviceish, join
+from devlint.analysis.shared import Analyzer, Args, ClassInfo, Frame, Kwargs
+from devlint.analysis.syntax import block, code_of, dotted
+from devlint.analysis.values import (
+    NO_TENSORS,
+    NONE_VALUE,
+    UNKNOWN,
+    Kind,
+    Placement,
+    Value,
+    Where,
+    new_identity,
+)
+from devlint.analysis.vocabulary import Fact
+from devlint.analysis.library.common import bound_arguments
+from devlint.analysis.library.frameworks import tokenizer_output
+from devlint.analysis.library.methods import library_method, receiver_method, tensor_method
+
+MAX_CALL_DEPTH = 6
+_MOVES = frozenset({"to", "cuda", "cpu"})
+# roles whose code runs apart from the caller's loops (a forward pass, a DataLoader's sample)
+_OWN_LOOPS = frozenset({"forward", "getitem", "collate", "init"})
+
+
+def eval_call(an: Analyzer, node: cst.Call, frame: Frame, statement: bool = False) -> Value:
+    args: Args = []
+    kwargs: Kwargs = {}
+    for arg in node.args:
+        value = an.eval(arg.value, frame)
+        if arg.keyword is not None:
+            kwargs[arg.keyword.value] = value
+        elif arg.star == "**":
+            kwargs["**"] = value
+        elif arg.star == "*":
+            kwargs["*"] = value
+        else:
+            args.append(value)
+    func = node.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) \
+            and isinstance(func.value.func, cst.Name) and func.value.func.value == "super":
+        inherited = call_super(an, func.attr.value, node, args, kwargs, frame)
+        if inherited is not None:
+            return inherited
+    if isinstance(func, cst.Attribute):
+        receiver = an.eval(func.value, frame)
+        name = func.attr.value
+        if receiver.kind is Kind.REF:
+            qualname = canonical(f"{receiver.qualname}.{name}")
+            own = an.project_value(qualname, frame)  # `m.Net()` after `import pkg.models as m`
+            if own is not None and own.kind is not Kind.REF:
+                return call_value(an, own, node, args, kwargs, frame)
+            return an.call_library(qualname, node, args, kwargs, frame)
+        if receiver.kind is Kind.CLASS and receiver.node is not None and id(receiver.node) in an.classes:
+            found = an.find_method(an.classes[id(receiver.node)], name)
+            if found is not None:  # `GPT.from_pretrained(...)`, `Config.load(path)`, `Base.forward(self, x)`
+                classmethod = any((dotted(d.decorator) or "") == "classmethod" for d in found[1].decorators)
+                return an.call_function(found[1], [receiver] + args if classmethod else args, kwargs, node,
+                                        frame, class_info=found[0], is_method=classmethod)
+        return call_method(an, receiver, name, node, args, kwargs, frame, statement)
+    callee = an.eval(func, frame)
+    return call_value(an, callee, node, args, kwargs, frame)
+
+
+def call_value(an: Analyzer, callee: Value, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
+    if callee.kind is Kind.REF:
+        return an.call_library(callee.qualname, node, args, kwargs, frame)
+    if callee.kind is Kind.FUNCTION and callee.node is not None:
+        bound, bound_kw = bound_arguments(callee)
+        return an.call_function(callee.node, bound + args, {**bound_kw, **kwargs}, node, frame)
+    if callee.kind is Kind.CLASS and callee.node is not None and id(callee.node) in an.classes:
+        return an.instantiate(an.classes[id(callee.node)], args, kwargs, node, frame)
+    if callee.kind is Kind.MODULE:
+        return an.call_module(callee, node, args, kwargs, frame)
+    if callee.kind is Kind.TOKENIZER:
+        return tokenizer_output(node)
+    if callee.kind is Kind.OBJECT and callee.node is not None:
+        info = an.class_of(callee)
+        if info is not None and "__call__" in info.methods:
+            return an.call_function(info.methods["__call__"], [callee] + args, kwargs, node, frame,
+                                    class_info=info, is_method=True)
+    return UNKNOWN
+
+
+def call_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, args: Args, kwargs: Kwargs,
+                frame: Frame, statement: bool) -> Value:
+    if name in _MOVES:
+        return an.move_call(receiver, name, node, args, kwargs, frame, statement)
+    special = receiver_method(an, receiver, name, node, args, kwargs, frame)  # argparse, matplotlib axes
+    if special is not None:
+        return special
+    if receiver.fields and receiver.kind in (Kind.MODULE, Kind.OBJECT):
+        attribute = receiver.get_field(name)
+        if attribute is not None:  # `self.encoder(x)`: call what the attribute holds
+            return call_value(an, an.get_attribute(receiver, name, node, frame), node, args, kwargs, frame)
+    kind = receiver.kind
+    if kind is Kind.MODULE and receiver.node is not None:
+        info = an.class_of(receiver)
+        if info is not None and name in info.class_attrs and name not in info.methods:
+            # `self.norm(x)` with `norm = nn.LayerNorm(...)` in the class body
+            held = an.get_attribute(receiver, name, node, frame)
+            if held.kind is Kind.MODULE:
+                return call_value(an, held, node, args, kwargs, frame)
+    if kind is Kind.TENSOR or (kind is Kind.UNKNOWN and receiver.place.known):
+        return tensor_method(an, receiver, name, node, args, kwargs, frame)
+    if kind is Kind.MODULE:
+        return an.module_method(receiver, name, node, args, kwargs, frame)
+    if kind in (Kind.OBJECT, Kind.DATASET) and receiver.node is not None:
+        method = an.find_method(an.class_of(receiver), name)
+        if method is not None:
+            return an.call_function(method[1], [receiver] + args, kwargs, node, frame,
+                                    class_info=method[0], is_method=True)
+    return library_method(an, receiver, name, node, args, kwargs, frame)
+
+
+def call_super(an: Analyzer, name: str, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value | None:
+    """`super().__init__(n)` / `super().forward(x)`: run the method of a base class of the program
+    (in this file or another project file) on `self`; None when the base is not the program's."""
+    fn = frame.fn
+    if not frame.self_name or not isinstance(fn, cst.FunctionDef):
+        return None
+    owner = next((info for info in list(an.classes.values()) if info.methods.get(fn.name.value) is fn), None)
+    if owner is None:
+        return None
+    for base in owner.bases:
+        if base.kind is not Kind.CLASS or base.node is None or id(base.node) not in an.classes:
+            continue
+        found = an.find_method(an.classes[id(base.node)], name)
+        if found is None:
+            continue
+        self_value = frame.env.get(frame.self_name, UNKNOWN)
+        return an.call_function(found[1], [self_value] + args, kwargs, node, frame,
+                                class_info=found[0], is_method=True)
+    return None
+
+
+def call_function(an: Analyzer, fn: cst.CSTNode, args: Args, kwargs: Kwargs, node: cst.CSTNode, frame: Frame, *,
+                  class_info: ClassInfo | None = None, is_method: bool = False, role: str = "",
+                  want_self: bool = False) -> Value:
+    """Run a function of the program (a def or a lambda) on abstract arguments; its effects on
+    the arguments' objects are rebound in the caller."""
+    an.analysed.add(id(fn))
+    if frame.depth >= MAX_CALL_DEPTH or id(fn) in an.active or an.steps_left <= 0:
+        return UNKNOWN
+    params = fn.params
+    if isinstance(fn, cst.FunctionDef) and any((dotted(d.decorator) or "") == "staticmethod" for d in fn.decorators):
+        if is_method and args:
+            args = args[1:]
+    if not role and is_method and frame.ctx.role == "init" and args and args[0].identity and frame.self_name \
+            and frame.env.get(frame.self_name, UNKNOWN).identity == args[0].identity \
+            and getattr(getattr(fn, "name", None), "value", "") != "forward":
+        role = "init"  # `self._build()` called from `__init__` sets up the instance like __init__
+    memo_key: tuple | None = (id(fn), tuple(shape(a) for a in args),
+                              tuple(sorted(((k, shape(v)) for k, v in kwargs.items()), key=lambda kv: kv[0])),
+                              role, want_self)
+    try:
+        cached = an.memo.get(memo_key)
+    except TypeError:
+        cached = None
+        memo_key = None
+    if cached is not None and an.capturing_worker_work:
+        cached = None  # a call made for a DataLoader: its device work must be seen for this loader
+    if cached is not None:
+        result, updates, arg_identities, first_new = cached
+        mapping = {old: a.identity for old, a in zip(arg_identities, args) if old and a.identity}
+        for identity, new in updates.items():
+            an.rebind(frame, mapping.get(identity, identity), fresh_objects(new, mapping, first_new))
+        return fresh_objects(result, mapping, first_new)
+    first_new = new_identity()
+    env = _bind_parameters(an, params, args, kwargs, frame, is_method)
+    name = fn.name.value if isinstance(fn, cst.FunctionDef) else "<lambda>"
+    qualname = f"{class_info.name}.{name}" if class_info is not None else name
+    if not role:
+        role = "method" if is_method else "function"
+        if class_info is not None and class_info.is_module and name == "forward":
+            role = "forward"
+        if class_info is not None and name == "__init__":
+            role = "init"
+        if class_info is not None and class_info.is_dataset and name == "__getitem__":
+            role = "getitem"
+    callers = frame.ctx.callers + ((frame.ctx.function,) if not frame.module_level
+                                   or frame.ctx.function != "<module>" else ())
+    ctx = Context(function=qualname, role=role, class_name=class_info.name if class_info else "",
+                  loops=frame.ctx.loops if role not in _OWN_LOOPS else (),
+                  no_grad=frame.ctx.no_grad, guarded=frame.ctx.guarded, default_device=frame.ctx.default_device,
+                  callers=callers[-4:])
+    home = an.home_scope(fn, frame)
+    if home is not None:
+        ctx = replace(ctx, path=home.display)
+    elif frame.ctx.path:
+        ctx = replace(ctx, path=frame.ctx.path)
+    inner = Frame(env, ctx, frame.depth + 1, False, home if home is not None else frame.scope, fn, frame.stmt)
+    positional = list(params.posonly_params) + list(params.params)
+    if is_method and positional:
+        inner.self_name = positional[0].name.value
+    an.active.append(id(fn))
+    try:
+        if isinstance(fn, cst.Lambda):
+            result = an.eval(fn.body, inner)
+        else:
+            generator = inner.scope.facts.is_generator(fn)
+            an.exec_block(block(fn.body), inner)
+            if generator:
+                result = UNKNOWN
+            else:
+                result = NONE_VALUE
+                for r in inner.returns:
+                    result = r if result is NONE_VALUE else join_returns(an, result, r, fn, inner)
+    finally:
+        an.active.pop()
+    updates: dict[int, Value] = {}
+    for value in args:
+        if value.identity:
+            for current in inner.env.values():
+                if current.identity == value.identity and current != value:
+                    updates[value.identity] = current
+                    break
+    for identity, new in updates.items():
+        an.rebind(frame, identity, new)
+    if want_self:
+        self_value = inner.env.get(inner.self_name) if inner.self_name else None
+        result = self_value if self_value is not None else UNKNOWN
+    if memo_key is not None:
+        an.memo[memo_key] = (result, updates, tuple(a.identity for a in args), first_new)
+    return result
+
+
+def _bind_parameters(an: Analyzer, params: cst.Parameters, args: Args, kwargs: Kwargs, frame: Frame,
+                     is_method: bool) -> dict[str, Value]:
+    env: dict[str, Value] = {}
+    positional = list(params.posonly_params) + list(params.params)
+    remaining = list(args)
+    for param in positional:
+        pname = param.name.value
+        if remaining:
+            env[pname] = remaining.pop(0).named(pname) if not (is_method and not env) else remaining.pop(0)
+        elif pname in kwargs:
+            env[pname] = kwargs[pname].named(pname)
+        elif param.default is not None:
+            env[pname] = an.eval(param.default, _defaults_frame(frame))
+        else:
+            env[pname] = UNKNOWN
+    for param in params.kwonly_params:
+        pname = param.name.value
+        if pname in kwargs:
+            env[pname] = kwargs[pname].named(pname)
+        elif param.default is not None:
+            env[pname] = an.eval(param.default, _defaults_frame(frame))
+        else:
+            env[pname] = UNKNOWN
+    if isinstance(params.star_arg, cst.Param):
+        env[params.star_arg.name.value] = Value(Kind.TUPLE, NO_TENSORS, elem=join(remaining[0], remaining[-1])
+                                                if remaining else None)
+    if params.star_kwarg is not None:
+        env[params.star_kwarg.name.value] = Value(Kind.DICT, NO_TENSORS)
+    return env
+
+
+def _defaults_frame(frame: Frame) -> Frame:
+    return Frame(frame.scope.env, Context(), frame.depth, True, frame.scope, stmt=frame.stmt)
+
+
+def join_returns(an: Analyzer, a: Value, b: Value, fn: cst.CSTNode, frame: Frame) -> Value:
+    """Join two returned values; a helper returning a GPU or the CPU (`try_gpu()`) returns a
+    device with a CPU fallback, not an unknown one."""
+    if is_deviceish(a) and is_deviceish(b):
+        gpu = next((v.place for v in (a, b) if v.place.where in (Where.DEVICE, Where.COND)), None)
+        cpu = any(v.place.on_host or v.has(Fact.CPU_FALLBACK) for v in (a, b))
+        if gpu is not None and cpu:
+            checks = any(isinstance(e, Site) and e.kind is SiteKind.CUDA_QUERY and e.ctx.function == frame.ctx.function
+                         for e in an.recent_events(50))  # `if torch.cuda.device_count() > i:` in the helper
+            condition = "torch.cuda.is_available()" if checks else None
+            place = Placement(Where.DEVICE, gpu.device, gpu.node, ident=devices.with_fallback(gpu.ident, condition))
+            value = Value(Kind.DEVICE, place, facts=frozenset({Fact.CPU_FALLBACK}))
+            an.emit_site(fn, frame, SiteKind.CPU_FALLBACK, "", value, text=code_of(fn)[:80])
+            return value
+    return join(a, b)

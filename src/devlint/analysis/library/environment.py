@@ -1,0 +1,86 @@
+"""The process around the program: environment variables (DEV203), torch.distributed and
+multiprocessing start-up, and command-line options whose defaults are known values."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devlint.analysis.events import SiteKind
+from devlint.analysis.library.common import call_arguments
+from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
+from devlint.analysis.syntax import code_of, option_dest, string_value
+from devlint.analysis.values import NO_TENSORS, NONE_VALUE, STR, UNKNOWN, Kind, Value, new_identity
+from devlint.analysis.vocabulary import Fact, holds_int
+from devlint.knowledge import libraries as lib
+
+
+def start_method(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
+    """multiprocessing start method (DEV110 reads it: "spawn" workers start fresh)."""
+    an.emit_site(node, frame, SiteKind.START_METHOD, qualname, args[0] if args else UNKNOWN,
+                 call_arguments(node, args, kwargs), code_of(node))
+    return NONE_VALUE
+
+
+def env_writer(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
+    record_env_write(an, node, qualname, args, kwargs, frame)
+    return STR if qualname in lib.ENV_WRITERS_RETURNING_VALUE else NONE_VALUE
+
+
+def process_group(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
+    an.emit_site(node, frame, SiteKind.PROCESS_GROUP, qualname, UNKNOWN, call_arguments(node, args, kwargs),
+                 code_of(node))
+    return NONE_VALUE
+
+
+def record_env_write(an: Analyzer, node: cst.CSTNode, qualname: str, args: Args, kwargs: Kwargs, frame: Frame,
+                     key_node: cst.BaseExpression | None = None, value: Value = UNKNOWN) -> None:
+    """Record an environment write (`os.environ[k] = v`, `.update`, `.setdefault`, `os.putenv`)
+    as an ENV site naming the variables written ("" for a name that is not a literal)."""
+    names: list[str] = []
+    if key_node is not None:
+        names.append(string_value(key_node) or "")
+    elif qualname in lib.ENV_UPDATES:
+        call_args = [a for a in node.args if a.keyword is None] if isinstance(node, cst.Call) else []
+        if call_args and isinstance(call_args[0].value, cst.Dict):
+            for el in call_args[0].value.elements:
+                if isinstance(el, cst.DictElement):
+                    names.append(string_value(el.key) or "")
+        elif call_args:
+            names.append("")
+        names.extend(k for k in kwargs if not k.startswith("*"))
+    elif isinstance(node, cst.Call) and node.args:
+        names.append(string_value(node.args[0].value) or "")
+    if names:
+        an.emit_site(node, frame, SiteKind.ENV, qualname, value, text=code_of(node), names=tuple(names))
+
+
+def argument_parser(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs,
+                    frame: Frame) -> Value:
+    return Value(Kind.OBJECT, NO_TENSORS, identity=new_identity(), facts=frozenset({Fact.ARGPARSER}))
+
+
+def argparser_method(an: Analyzer, parser: Value, name: str, node: cst.Call, kwargs: Kwargs, frame: Frame) -> Value:
+    """An `argparse` parser collects the integer defaults of its options; `parse_args()`
+    gives an object holding them (other options stay unknown)."""
+    if name in lib.ARGPARSE_GROUPS:
+        return parser  # options added to a group belong to the parser
+    if name == "add_argument":
+        dest = option_dest(node)
+        if dest is not None:
+            default = kwargs.get("default")
+            known = default.with_facts(Fact.OPTION_DEFAULT) if default is not None \
+                and default.kind is Kind.SCALAR and holds_int(default) else UNKNOWN
+            an.rebind(frame, parser.identity, parser.set_field(dest, known))
+        return UNKNOWN
+    if name == "set_defaults":
+        updated = parser
+        for key, value in kwargs.items():
+            if not key.startswith("*"):
+                updated = updated.set_field(key, value if value.kind is Kind.SCALAR else UNKNOWN)
+        an.rebind(frame, parser.identity, updated)
+        return UNKNOWN
+    if name in lib.ARGPARSE_PARSERS:
+        parsed = Value(Kind.OBJECT, NO_TENSORS, identity=new_identity(), fields=parser.fields,
+                       facts=frozenset({Fact.PARSED_ARGS}))
+        return parsed if name == "parse_args" else Value(Kind.TUPLE, NO_TENSORS, fields=((0, parsed), (1, UNKNOWN)))
+    return UNKNOWN

@@ -1,0 +1,146 @@
+"""Methods of library objects, by the receiver's kind: tensors, dicts and batches, tokenizers,
+accelerators, NumPy arrays, optimizers, lists, Hugging Face datasets, argparse parsers and
+matplotlib axes. (Methods of modules are analysis/modules.py; of the program's own classes,
+analysis/calls.py.)"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devlint.analysis.events import SiteKind
+from devlint.analysis.library.environment import argparser_method
+from devlint.analysis.library.frameworks import hand_to_framework, managed, tokenizer_output
+from devlint.analysis.placement import is_tensor_operand, join, tensor_result
+from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
+from devlint.analysis.syntax import code_of, string_value
+from devlint.analysis.values import (
+    HOST,
+    NO_TENSORS,
+    NONE_VALUE,
+    ORIGIN_TOKENIZER,
+    SCALAR,
+    STR,
+    UNKNOWN,
+    Kind,
+    Origin,
+    Value,
+)
+from devlint.analysis.vocabulary import Fact
+from devlint.knowledge import libraries as lib
+from devlint.knowledge import torch as tk
+
+_MAPPINGS = (Kind.DICT, Kind.BATCH, Kind.ENCODING)
+
+
+def receiver_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, args: Args, kwargs: Kwargs,
+                    frame: Frame) -> Value | None:
+    """Objects recognised by a fact rather than a kind (an argparse parser, matplotlib axes);
+    None for any other receiver."""
+    if receiver.has(Fact.ARGPARSER):
+        return argparser_method(an, receiver, name, node, kwargs, frame)
+    if receiver.has(Fact.PLOT_AXES) and name in lib.AXES_PLOTTING:
+        return an.host_consumer(node, list(args) + [v for k, v in kwargs.items() if not k.startswith("*")],
+                                f"`{code_of(node.func)}`", frame)
+    return None
+
+
+def tensor_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, args: Args, kwargs: Kwargs,
+                  frame: Frame) -> Value:
+    if name in tk.TO_PYTHON_METHODS:
+        return SCALAR
+    if name == "numpy":
+        if not kwargs.get("force", SCALAR).has(Fact.TRUE):  # `.numpy(force=True)` copies to the host
+            an.host_consumer(node, [receiver], "`.numpy()`", frame)
+        return Value(Kind.NDARRAY, HOST)
+    if name in tk.HOST_VALUE_METHODS:
+        return SCALAR if name not in tk.NOTHING_RETURNING_METHODS else NONE_VALUE
+    if name == "pin_memory":  # page-locked: a non_blocking copy is asynchronous (DEV301)
+        return receiver.with_facts(Fact.PINNED)
+    if name in tk.NEW_METHODS:
+        return Value(Kind.TENSOR, receiver.place, receiver.origin)
+    if name == "type_as" and args:
+        return receiver.at(args[0].place) if args[0].place.known else receiver
+    if name in tk.SIZE_METHODS:
+        return SCALAR
+    if name in tk.MIXING_METHODS:
+        operands = [receiver] + [a for a in list(args) + list(kwargs.values()) if is_tensor_operand(a)]
+        if len(operands) >= 2:
+            an.meet(node, operands, f"`.{name}()`", frame)
+            return tensor_result(operands)
+    if name in tk.REDUCTIONS and not node.args:
+        return receiver.with_facts(Fact.ZERO_DIM)
+    if receiver.kind is Kind.UNKNOWN:
+        return Value(Kind.UNKNOWN, receiver.place)
+    return receiver.with_facts(remove=(Fact.ZERO_DIM,)) if name in tk.SHAPE_METHODS else receiver
+
+
+def library_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, args: Args, kwargs: Kwargs,
+                   frame: Frame) -> Value:
+    kind = receiver.kind
+    if kind in _MAPPINGS:
+        return _mapping_method(an, receiver, name, node)
+    if kind is Kind.TOKENIZER:
+        return _tokenizer_method(name, node, kwargs)
+    if kind is Kind.ACCELERATOR:
+        if name in lib.ACCELERATOR_PREPARE:
+            prepared = [managed(an, a) for a in args]
+            if len(prepared) == 1:
+                return prepared[0]
+            return Value(Kind.TUPLE, NO_TENSORS, fields=tuple(enumerate(prepared)))
+        return UNKNOWN
+    if kind is Kind.OBJECT and receiver.has(Fact.MANAGED):  # trainer.fit(model) / trainer.train()
+        hand_to_framework(an, list(args) + list(kwargs.values()), frame)
+        return UNKNOWN
+    if kind is Kind.NDARRAY:
+        return SCALAR if name in tk.TO_PYTHON_METHODS else Value(Kind.NDARRAY, HOST)
+    if kind is Kind.OPTIMIZER and name == "load_state_dict":
+        an.emit_site(node, frame, SiteKind.OPTIMIZER_LOAD, receiver.qualname, receiver)
+        return UNKNOWN
+    if kind is Kind.LIST and name in tk.LIST_GROWING_METHODS and args and isinstance(node.func, cst.Attribute):
+        target = node.func.value
+        new_elem = args[-1] if name != "extend" else an.element_of(args[-1])
+        merged = receiver.evolve(elem=join(receiver.elem, new_elem) if receiver.elem is not None or receiver.fields
+                                 else new_elem, fields=()).with_facts(remove=(Fact.EMPTY,))
+        if receiver.fields:
+            merged = merged.evolve(elem=join(an.element_of(receiver), new_elem))
+        an.assign(target, merged, frame, node)
+        return NONE_VALUE
+    if kind is Kind.UNKNOWN and receiver.has(Fact.HF_DATASET):  # .map / .filter / .with_format ...
+        return receiver
+    if kind is Kind.UNKNOWN and name in lib.HF_FORMAT_METHODS and "device" in kwargs:
+        # a Hugging Face `datasets` object that yields tensors already on a device
+        placed = receiver.with_facts(Fact.PLACED_ITEMS)
+        if name == "set_format" and isinstance(node.func, cst.Attribute):
+            an.assign(node.func.value, placed, frame, node)
+            return NONE_VALUE
+        return placed
+    return UNKNOWN
+
+
+def _mapping_method(an: Analyzer, receiver: Value, name: str, node: cst.Call) -> Value:
+    if name == "items":
+        return Value(Kind.LIST, NO_TENSORS, elem=Value(Kind.TUPLE, NO_TENSORS,
+                                                       fields=((0, STR), (1, an.item_of(receiver, None, "")))))
+    if name == "values":
+        return Value(Kind.LIST, NO_TENSORS, elem=an.item_of(receiver, None, ""))
+    if name == "keys":
+        return Value(Kind.LIST, NO_TENSORS, elem=STR)
+    if name in ("get", "pop") and node.args:
+        key = string_value(node.args[0].value)
+        return an.item_of(receiver, key, key or "")
+    if name in ("update", "setdefault"):
+        return NONE_VALUE
+    return UNKNOWN
+
+
+def _tokenizer_method(name: str, node: cst.Call, kwargs: Kwargs) -> Value:
+    if name in lib.TOKENIZER_ENCODING_METHODS:
+        return tokenizer_output(node)
+    if name in lib.TOKENIZER_TENSOR_METHODS:
+        requested = kwargs.get("return_tensors")
+        if requested is not None and requested.kind is Kind.STR:
+            return Value(Kind.TENSOR, HOST, Origin(ORIGIN_TOKENIZER, node, f"`{code_of(node.func)}(...)`"))
+        return Value(Kind.LIST, NO_TENSORS, elem=SCALAR)
+    if name in lib.TOKENIZER_TEXT_METHODS:
+        return STR
+    return UNKNOWN

@@ -1,0 +1,113 @@
+"""Tensors made and combined by torch: factories, `*_like`, `nn.Parameter`, checkpoint loads,
+and the torch functions whose tensor arguments must share a device."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devlint.analysis.events import SiteKind
+from devlint.analysis.library.common import call_arguments
+from devlint.analysis.placement import is_tensor_operand, tensor_result
+from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
+from devlint.analysis.syntax import bound_names, code_of, constant_across_iterations, is_number_expression
+from devlint.analysis.values import (
+    HOST,
+    ORIGIN_DATA,
+    ORIGIN_FACTORY,
+    SCALAR,
+    UNKNOWN,
+    UNKNOWN_PLACE,
+    Kind,
+    Origin,
+    Value,
+    device_at,
+)
+from devlint.analysis.vocabulary import Fact
+from devlint.knowledge import torch as tk
+
+
+def like_factory(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
+    """`torch.zeros_like(x)`: placed where `x` is, unless `device=` says otherwise."""
+    source = args[0] if args else UNKNOWN
+    place = an.device_arg(node, [], kwargs, positional=None) or source.place
+    return Value(Kind.TENSOR, place, source.origin)
+
+
+def factory(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
+    """`torch.zeros(...)`, `torch.tensor(data)`, `torch.from_numpy(a)`: on the host unless
+    `device=` (or a default device) places them."""
+    place = an.device_arg(node, [], kwargs, positional=None)
+    name = qualname.rsplit(".", 1)[-1]
+    # torch.tensor(<a Python number>) is 0-dim, and PyTorch lets a 0-dim CPU tensor meet device
+    # tensors; only data that is visibly a sequence (a list, a tuple, an array) has dimensions
+    first = args[0] if args else None
+    zero_dim = name in ("tensor", "as_tensor") and first is not None and bool(node.args) \
+        and not node.args[0].star and (first.kind is Kind.SCALAR
+                                       or first.kind is Kind.UNKNOWN and is_number_expression(node.args[0].value))
+    if place is not None and place.known:
+        value = Value(Kind.TENSOR, place, Origin(ORIGIN_FACTORY, node, f"`{code_of(node)}`"))
+    elif frame.ctx.default_device or an.default_device:
+        # factories follow the default device; from_numpy & the legacy constructors: not known
+        value = Value(Kind.TENSOR, device_at("the default device", node) if qualname not in tk.HOST_ONLY_FACTORIES
+                      else UNKNOWN_PLACE)
+    elif place is None and name in ("tensor", "as_tensor") and args and args[0].kind is Kind.TENSOR:
+        value = Value(Kind.TENSOR, args[0].place, args[0].origin)
+    elif place is None:
+        # `torch.tensor(rows)` wraps host data (DEV101 where it meets the device); made inside
+        # forward it is a factory that forgot `device=` (DEV105), like torch.zeros anywhere
+        category = ORIGIN_FACTORY
+        if qualname in tk.DATA_FACTORIES and (frame.ctx.role != "forward" or qualname in tk.HOST_ONLY_FACTORIES):
+            category = ORIGIN_DATA
+        value = Value(Kind.TENSOR, HOST, Origin(category, node, f"`{code_of(node.func)}(...)`"))
+    else:
+        value = Value(Kind.TENSOR, UNKNOWN_PLACE)
+    if zero_dim:
+        value = value.with_facts(Fact.ZERO_DIM)
+    an.emit_site(node, frame, SiteKind.FACTORY, qualname, value, call_arguments(node, args, kwargs), code_of(node),
+                 constant_data=_constant_data(qualname, node, frame))
+    return value
+
+
+def _constant_data(qualname: str, node: cst.Call, frame: Frame) -> bool:
+    """Is the data a data factory wraps the same on every iteration of the loop around it
+    (DEV303)? Only loops of the checked file count."""
+    if qualname not in tk.DATA_FACTORIES or not frame.ctx.in_data_loop:
+        return False
+    data = next((a.value for a in node.args if a.keyword is None and not a.star), None)
+    if data is None:
+        return False
+    bound = bound_names(frame.loop) if frame.loop is not None and not frame.ctx.path else None
+    return constant_across_iterations(data, bound)
+
+
+def parameter(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
+    source = args[0] if args else kwargs.get("data", UNKNOWN)
+    return Value(Kind.TENSOR, source.place, source.origin, facts=frozenset({Fact.PARAM}))
+
+
+def checkpoint_load(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
+    """`torch.load(path, map_location=...)`: what it returns is where `map_location` says."""
+    place = an.device_arg(node, [], {"device": kwargs["map_location"]} if "map_location" in kwargs else {},
+                          positional=None)
+    an.emit_site(node, frame, SiteKind.LOAD, qualname, UNKNOWN, call_arguments(node, args, kwargs), code_of(node))
+    return Value(Kind.UNKNOWN, place or UNKNOWN_PLACE)
+
+
+def torch_function(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
+    """`torch.cat([a, b])`, `torch.matmul(a, b)`: the tensor arguments meet."""
+    operands: list[Value] = []
+    for value in list(args) + [v for k, v in kwargs.items() if not k.startswith("*") and k != "out"]:
+        if value.kind in (Kind.LIST, Kind.TUPLE):
+            operands.extend(v for _, v in value.fields if is_tensor_operand(v))
+            if value.elem is not None and is_tensor_operand(value.elem):
+                operands.append(value.elem)
+        elif is_tensor_operand(value):
+            operands.append(value)
+    if len(operands) >= 2:
+        an.meet(node, operands, f"`{qualname}`", frame)
+    if qualname in tk.HOST_VALUE_FUNCTIONS:
+        return SCALAR
+    if not operands:
+        return Value(Kind.TENSOR, UNKNOWN_PLACE)
+    return tensor_result(operands, zero_dim=qualname in tk.ELEMENTWISE_FUNCTIONS
+                         and all(t.is_zero_dim for t in operands))

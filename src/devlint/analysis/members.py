@@ -1,0 +1,114 @@
+"""Attribute access (`x.attr`): what an attribute of a value is, and where it lives.
+
+Like mypy's checkmember: imported names resolve to dotted names (or to what another project
+file defines), tracked parts of objects and modules are read back, `x.device` names the device
+`x` is on, and a registered part of a moved module is where the module is.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devlint.analysis.names import canonical
+from devlint.analysis.shared import Analyzer, Frame
+from devlint.analysis.syntax import code_of, dotted, is_setting_attribute
+from devlint.analysis.values import (
+    HOST,
+    NO_TENSORS,
+    ORIGIN_BATCH,
+    ORIGIN_OUTSIDE_TREE,
+    UNKNOWN,
+    UNKNOWN_PLACE,
+    Kind,
+    Origin,
+    Value,
+    Where,
+    ref,
+)
+from devlint.analysis.vocabulary import Fact
+from devlint.knowledge import torch as tk
+
+_DEVICE_HOLDERS = (Kind.TENSOR, Kind.MODULE, Kind.ACCELERATOR, Kind.ENCODING, Kind.BATCH)
+
+
+def get_attribute(an: Analyzer, owner: Value, attr: str, node: cst.CSTNode, frame: Frame) -> Value:
+    if owner.kind is Kind.REF:
+        qualname = canonical(f"{owner.qualname}.{attr}")
+        if qualname in tk.DTYPES:
+            return Value(Kind.DTYPE, NO_TENSORS, qualname=qualname)
+        return an.project_value(qualname, frame) or ref(qualname)
+    field = owner.get_field(attr)
+    if field is not None:
+        if owner.kind is Kind.MODULE and field.has(Fact.REGISTERED) and owner.place.known \
+                and field.place.where is Where.UNKNOWN:
+            return field.at(owner.place)
+        if owner.kind is Kind.OBJECT and field.origin is not None and field.origin.category == ORIGIN_BATCH \
+                and not code_of(node).startswith(f"{frame.self_name or 'self'}."):
+            return field.named(code_of(node))  # `batch.labels`, for messages
+        return field
+    if attr == "device" and owner.kind in _DEVICE_HOLDERS:
+        if owner.place.on_device or owner.place.on_host or owner.place.where is Where.COND:
+            return Value(Kind.DEVICE, owner.place)  # x.device names x's own device
+        return Value(Kind.DEVICE, UNKNOWN_PLACE)
+    if attr == "device" and owner.kind is Kind.UNKNOWN and not is_setting_attribute(node):
+        # `embeddings.device` of a value we cannot see: it follows that value, wherever it is
+        return Value(Kind.DEVICE, UNKNOWN_PLACE)
+    if attr == "dtype":
+        return Value(Kind.DTYPE, NO_TENSORS)
+    if owner.kind is Kind.TENSOR:
+        if attr in tk.TENSOR_VIEW_ATTRIBUTES:
+            return owner
+        if owner.origin is not None and owner.origin.description.startswith("the output of") \
+                and attr not in tk.NON_TENSOR_ATTRIBUTES:
+            return Value(Kind.TENSOR, owner.place, owner.origin)  # a ModelOutput field
+        return UNKNOWN
+    if owner.kind in (Kind.BATCH, Kind.ENCODING):
+        return an.item_of(owner, attr, attr)
+    if owner.kind is Kind.MODULE:
+        if attr in tk.MODULE_WEIGHT_ATTRIBUTES and owner.place.known:
+            return Value(Kind.TENSOR, owner.place, owner.origin, facts=frozenset({Fact.PARAM, Fact.REGISTERED}))
+        info = an.class_of(owner)
+        if info is not None and attr in info.class_attrs:
+            value = an.class_attribute(info, attr, frame) or UNKNOWN
+            if value.kind is Kind.MODULE and value.place.on_host:
+                return value.evolve(origin=Origin(ORIGIN_OUTSIDE_TREE, info.class_attrs[attr],
+                                                  f"`{attr}`, a module stored on the class", attr))
+            return value
+        return UNKNOWN
+    if owner.kind in (Kind.OBJECT, Kind.CLASS) and owner.node is not None and id(owner.node) in an.classes:
+        value = an.class_attribute(an.classes[id(owner.node)], attr, frame)
+        if value is not None:  # `CFG.device`, `cfg.device` of a config class
+            return value
+    if owner.kind is Kind.LOADER and attr == "dataset":
+        return owner.get_field("dataset") or Value(Kind.DATASET, HOST)
+    if owner.kind in (Kind.OBJECT, Kind.DATASET, Kind.CLASS) and owner.node is not None:
+        return method_value(an, owner, attr)  # `collate_fn=train_set.collate`
+    return UNKNOWN
+
+
+def method_value(an: Analyzer, owner: Value, attr: str) -> Value:
+    """A method of a program class taken as a value: bound to the instance (a staticmethod
+    is not bound); properties and classmethods stay unknown."""
+    info = an.class_of(owner)
+    method = an.find_method(info, attr) if info is not None else None
+    if method is None:
+        return UNKNOWN
+    decorators = {(dotted(d.decorator) or "").rsplit(".", 1)[-1] for d in method[1].decorators}
+    if decorators - {"staticmethod"}:
+        return UNKNOWN
+    bound = () if "staticmethod" in decorators or owner.kind is Kind.CLASS else ((0, owner),)
+    return Value(Kind.FUNCTION, NO_TENSORS, qualname=f"{method[0].name}.{attr}", node=method[1], fields=bound)
+
+
+def deep_field(an: Analyzer, node: cst.CSTNode, frame: Frame) -> Value | None:
+    """What a deep assignment stored for `model.classifier[6]` on the root model
+    (analysis/modules.py, `deep_module_assign`)."""
+    root = node
+    while isinstance(root, (cst.Attribute, cst.Subscript)):
+        root = root.value
+    if not isinstance(root, cst.Name):
+        return None
+    owner = an.lookup(root.value, frame)
+    if owner.kind is not Kind.MODULE or not any(isinstance(k, str) and k.startswith("<") for k, _ in owner.fields):
+        return None
+    return owner.get_field(f"<{code_of(node)}>")

@@ -1,0 +1,243 @@
+"""Moves: `.to(...)`, `.cuda()`, `.cpu()` on tensors, modules, batches and objects.
+
+`Module.to()` moves in place, and only what is registered: submodules, parameters, buffers;
+other names for the moved submodules see the move too. `Tensor.to()` returns a moved copy and
+leaves the original where it was (a bare `x.to(device)` statement moves nothing: DEV107).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import libcst as cst
+
+from devlint.analysis import devices
+from devlint.analysis.events import Move, SiteKind
+from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
+from devlint.analysis.syntax import code_of
+from devlint.analysis.values import (
+    CONTAINERS,
+    HOST,
+    UNKNOWN,
+    UNKNOWN_PLACE,
+    Kind,
+    Placement,
+    Value,
+    Where,
+    device_at,
+)
+from devlint.analysis.vocabulary import Fact, known_int
+from devlint.knowledge import conventions
+
+_FIELD_HOLDERS = (Kind.OBJECT, Kind.BATCH, Kind.DICT, Kind.TUPLE, Kind.LIST)
+
+
+def move_call(an: Analyzer, receiver: Value, method: str, node: cst.Call, args: Args, kwargs: Kwargs,
+              frame: Frame, statement: bool) -> Value:
+    """`receiver.to(...)` / `.cuda(...)` / `.cpu()`: where it goes, then `move_value`."""
+    info = an.class_of(receiver)
+    own = an.find_method(info, method) if info is not None else None
+    if own is not None and not info.is_module:  # a class with its own .to(): run it
+        result = an.call_function(own[1], [receiver] + args, kwargs, node, frame,
+                                  class_info=own[0], is_method=True)
+        if conventions.DYNAMIC_FIELD_ACCESS.search(code_of(own[1])):
+            # fields moved by name at run time (setattr, __dict__, dataclasses.fields): the
+            # analysis cannot tell which, so none of them is known to stay on the host
+            result = _host_fields_unknown(result)
+            if receiver.identity:
+                an.rebind(frame, receiver.identity, _host_fields_unknown(receiver))
+        return result
+    if method == "cpu":
+        target = HOST
+    elif method == "cuda":
+        target = _cuda_target(an, receiver, node, args, kwargs, frame)
+    else:
+        target = None
+        candidates: list[tuple[Value, cst.CSTNode | None]] = []
+        if "device" in kwargs:
+            arg_node = next(a.value for a in node.args if a.keyword is not None and a.keyword.value == "device")
+            candidates.append((kwargs["device"], arg_node))
+        elif args:
+            positional = [a.value for a in node.args if a.keyword is None]
+            candidates.append((args[0], positional[0] if positional else None))
+        for value, arg_node in candidates:
+            if value.kind in (Kind.TENSOR,) and value.place.known:
+                target = value.place
+            else:
+                target = an.place_of_device_value(value, arg_node)
+        if target is None:
+            return receiver  # a dtype conversion, or a target we cannot tell
+        if target.on_device and candidates and candidates[0][0].kind is Kind.STR and "cuda" in target.device:
+            an.emit_site(node, frame, SiteKind.CUDA, "Tensor.to", receiver)
+    non_blocking = any(a.keyword is not None and a.keyword.value == "non_blocking" and isinstance(a.value, cst.Name)
+                       and a.value.value == "True" for a in node.args)
+    if target.on_device:
+        an.device_in_play = True
+    return move_value(an, node, receiver, target, method, frame, statement, non_blocking)
+
+
+def _cuda_target(an: Analyzer, receiver: Value, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Placement:
+    index_arg = next((a.value for a in node.args if a.keyword is None or a.keyword.value == "device"), None)
+    index = code_of(index_arg) if index_arg is not None else ""
+    index_value = (args[0] if args else kwargs.get("device")) if index_arg is not None else None
+    if index_value is not None and index_value.kind is Kind.NONE:
+        index = ""
+    ident = devices.indexed("cuda", known_int(index_value), index) if index else "cuda"
+    if index_value is not None and index_value.kind is Kind.DEVICE and index_value.place.on_device:
+        ident = index_value.place.ident  # .cuda(torch.device("cuda:1"))
+    an.device_in_play = True
+    an.emit_site(node, frame, SiteKind.CUDA, "Tensor.cuda", receiver)
+    return device_at(f"cuda:{index}" if index else "cuda", node, ident)
+
+
+def _host_fields_unknown(value: Value) -> Value:
+    if value.kind not in _FIELD_HOLDERS:
+        return value
+    return value.evolve(fields=tuple((k, v.at(UNKNOWN_PLACE) if v.place.on_host or v.place.where is Where.COND
+                                      else v) for k, v in value.fields),
+                        elem=value.elem.at(UNKNOWN_PLACE) if value.elem is not None and value.elem.place.known
+                        else value.elem)
+
+
+def _device_name(node: cst.Call) -> str:
+    """The device argument as written when it is a plain name or attribute (`device`)."""
+    arg = next((a.value for a in node.args if a.keyword is None or a.keyword.value == "device"), None)
+    return code_of(arg) if isinstance(arg, (cst.Name, cst.Attribute)) else ""
+
+
+def move_value(an: Analyzer, node: cst.Call, receiver: Value, target: Placement, method: str, frame: Frame,
+               statement: bool, non_blocking: bool = False) -> Value:
+    subject_text = code_of(node.func.value) if isinstance(node.func, cst.Attribute) else code_of(node)
+    if target.node is None:
+        target = replace(target, node=node)
+    an.emit(Move(node, an.ctx(frame), receiver, target, method, statement, subject_text, non_blocking,
+                 _device_name(node)))
+    kind = receiver.kind
+    if kind is Kind.MODULE:
+        moved = move_module(an, receiver, target)
+        if receiver.identity:
+            an.rebind(frame, receiver.identity, moved)
+            if receiver.node is not None and target.on_device:
+                an.moved_classes.add(id(receiver.node))
+        elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+            # one of two modules (`model = DataParallel(model)` on one branch): Module.to is
+            # in place, so the name now holds the moved module whichever it was
+            an.assign(node.func.value, moved, frame, node)
+        elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Attribute) \
+                and isinstance(node.func.value.value, cst.Name) \
+                and an.lookup(node.func.value.value.value, frame).kind is Kind.OBJECT:
+            # the same for `self.model.to(device)` in a Trainer that built one of two models
+            an.assign(node.func.value, moved, frame, node)
+        _rebind_submodules(an, frame, moved, receiver.identity)
+        return moved
+    if kind in (Kind.TENSOR, Kind.UNKNOWN):
+        return Value(Kind.TENSOR if kind is Kind.TENSOR else Kind.UNKNOWN, target, receiver.origin,
+                     facts=receiver.facts - {Fact.ZERO_DIM} if not receiver.is_zero_dim else receiver.facts)
+    if kind is Kind.ENCODING:  # BatchEncoding.to moves its fields in place and returns itself
+        moved = receiver.evolve(place=target, fields=tuple((k, v.at(target) if v.kind is Kind.TENSOR else v)
+                                                           for k, v in receiver.fields))
+        if receiver.identity:
+            an.rebind(frame, receiver.identity, moved)
+        return moved
+    if kind is Kind.BATCH:
+        return receiver.evolve(place=target,
+                               fields=tuple((k, v.at(target) if v.kind in (Kind.TENSOR, Kind.BATCH) else v)
+                                            for k, v in receiver.fields),
+                               elem=receiver.elem.at(target) if receiver.elem is not None else None)
+    if kind is Kind.OBJECT and receiver.node is not None:
+        return receiver.evolve(place=target)
+    return UNKNOWN
+
+
+def move_module(an: Analyzer, module: Value, target: Placement, top: bool = True) -> Value:
+    """`module.to(target)`: registered state follows; the rest stays where it was."""
+    if module.place.where is Where.NONE and not module.fields:
+        return module
+    fields = []
+    custom = _moves_itself(an, module, top)
+    for key, value in module.fields:
+        if value.has(Fact.REGISTERED):
+            if value.kind is Kind.MODULE:
+                value = move_module(an, value, target, top=False)
+            elif value.place.where is not Where.NONE:
+                value = value.at(target)
+        elif custom and (value.kind is Kind.TENSOR or value.kind in CONTAINERS) and value.place.known:
+            value = value.at(UNKNOWN_PLACE)  # its own `to` / `_apply` may move it: not known
+        fields.append((key, value))
+    fields = _move_plain_aliases(an, fields, target)
+    place = target if module.place.where is not Where.NONE else module.place
+    if module.place.where is Where.NONE and any(v.has(Fact.REGISTERED) and v.place.where is not Where.NONE
+                                                 for _, v in fields):
+        place = target
+    if module.place.where is Where.UNKNOWN:
+        place = target
+    return module.evolve(place=place, fields=tuple(fields))
+
+
+def _moves_itself(an: Analyzer, module: Value, top: bool) -> bool:
+    """A class of the program that overrides `_apply` (used by every move, also of a parent)
+    or, for the module moved itself, `to` / `cuda`: it may move its plain state too."""
+    info = an.class_of(module)
+    if info is None:
+        return False
+    names = ("_apply", "to", "cuda") if top else ("_apply",)
+    return any(an.find_method(info, name) is not None for name in names)
+
+
+def _rebind_submodules(an: Analyzer, frame: Frame, moved: Value, skip: int) -> None:
+    """Module.to() moves registered submodules in place: other names for them (`teacher`
+    after `Distiller(student, teacher).to(device)`) now hold the moved modules too."""
+    found: dict[int, Value] = {}
+
+    def collect(v: Value, depth: int) -> None:
+        for _, child in v.fields:
+            if child.kind is Kind.MODULE and child.has(Fact.REGISTERED) and depth < 5:
+                if child.identity and child.identity != skip and child.identity not in found:
+                    found[child.identity] = child
+                collect(child, depth + 1)
+
+    collect(moved, 0)
+    for identity, child in found.items():
+        an.rebind(frame, identity, child)
+
+
+def _move_plain_aliases(an: Analyzer, fields: list[tuple[object, Value]],
+                        target: Placement) -> list[tuple[object, Value]]:
+    """Modules in a plain list / dict attribute that are the same objects as registered
+    submodules (`self.levels = [...]` then `self.body = nn.Sequential(*self.levels)`: timm #820)
+    are moved in place with them. Identity is the object identity, or the construction site."""
+    plain = [i for i, (_, v) in enumerate(fields) if not v.has(Fact.REGISTERED) and v.kind in CONTAINERS]
+    if not plain:
+        return fields
+    identities: set[int] = set()
+    sites: set[int] = set()
+
+    def collect(v: Value, depth: int) -> None:
+        if depth > 5 or v.kind is not Kind.MODULE:
+            return
+        if v.identity:
+            identities.add(v.identity)
+        if v.origin is not None and v.origin.node is not None:
+            sites.add(id(v.origin.node))
+        for _, child in v.fields:
+            if child.has(Fact.REGISTERED):
+                collect(child, depth + 1)
+
+    for _, v in fields:
+        if v.has(Fact.REGISTERED):
+            collect(v, 0)
+
+    def follow(v: Value, depth: int = 0) -> Value:
+        if v.kind is Kind.MODULE and v.place.on_host and (
+                v.identity in identities if v.identity else v.origin is not None and v.origin.node is not None
+                and id(v.origin.node) in sites):
+            return move_module(an, v, target, top=False)
+        if v.kind in CONTAINERS and depth < 2:
+            return v.evolve(fields=tuple((k, follow(f, depth + 1)) for k, f in v.fields),
+                            elem=follow(v.elem, depth + 1) if v.elem is not None else None)
+        return v
+
+    out = list(fields)
+    for i in plain:
+        out[i] = (out[i][0], follow(out[i][1]))
+    return out

@@ -1,0 +1,183 @@
+"""Where values are when paths join, and where the result of an operation lives.
+
+The join is the heart of the analysis' precision: a value moved on one branch only is "on the
+host when ..." (evidence, `Where.COND`), while two paths of a loop or an exception handler that
+disagree make it unknown (doubt, silence).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Iterable
+
+from devlint.analysis import devices
+from devlint.analysis.values import (
+    CONTAINERS,
+    HOST,
+    NO_TENSORS,
+    TENSORISH,
+    UNKNOWN,
+    UNKNOWN_PLACE,
+    Kind,
+    Placement,
+    Value,
+    Where,
+    device_at,
+)
+from devlint.analysis.vocabulary import Fact
+
+_INDEXED_DEVICE = re.compile(r"(cuda|xpu|npu|mps|hpu):\d+")
+_DEVICE_TYPES = frozenset({"cuda", "mps", "xpu", "npu", "hpu", "xla", "meta"})
+
+
+def join_places(a: Placement, b: Placement, cond: str | None) -> Placement:
+    """Join two placements from two paths.
+
+    `cond` is the branch condition (true on the path of `a`) when the join closes an `if`;
+    None for loops and exception handlers, where a difference is doubt, not evidence.
+    """
+    if a == b:
+        return a
+    if a.where is Where.NONE:
+        return b
+    if b.where is Where.NONE:
+        return a
+    if cond is not None:
+        pair = {a.where, b.where}
+        if pair == {Where.HOST, Where.DEVICE}:
+            dev = a if a.on_device else b
+            condition = cond if a.on_device else f"not ({cond})"
+            return Placement(Where.COND, dev.device, dev.node, condition, ident=dev.ident)
+        if pair == {Where.DEVICE} and a.where is Where.DEVICE:
+            return a  # both on a device (expressions may differ; DEV111's business)
+        if Where.COND in pair and pair <= {Where.COND, Where.DEVICE, Where.HOST}:
+            return a if a.where is Where.COND else b
+    if a.where is Where.DEVICE and b.where is Where.DEVICE:
+        return a
+    return UNKNOWN_PLACE
+
+
+def join(a: "Value | None", b: "Value | None", cond: str | None = None) -> Value:
+    """Join two values that reach the same point on different paths."""
+    if a is None:
+        return b if b is not None else UNKNOWN
+    if b is None:
+        return a
+    if a == b:
+        return a
+    place = join_places(a.place, b.place, cond)
+    if is_deviceish(a) and is_deviceish(b):
+        return _join_devices(a, b, place)
+    if a.kind is not b.kind:
+        if a.kind is Kind.NONE:
+            return b
+        if b.kind is Kind.NONE:
+            return a
+        return Value(Kind.UNKNOWN, UNKNOWN_PLACE)
+    fields: tuple = ()
+    if a.fields or b.fields:
+        keys = [k for k, _ in a.fields] + [k for k, _ in b.fields if a.get_field(k) is None]
+        merged = []
+        for k in keys:
+            fa, fb = a.get_field(k), b.get_field(k)
+            if (fa is None or fb is None) and a.kind in (Kind.OBJECT, Kind.MODULE) and a.identity \
+                    and a.identity == b.identity:
+                # an attribute the object gets on one path only (`if/elif` choosing how to build
+                # `self.model`): on the other path reading it raises, so the value is the one path's
+                merged.append((k, fa if fa is not None else fb))
+                continue
+            if fa is None or fb is None:
+                continue  # a field known on one path only is not known
+            merged.append((k, join(fa, fb, cond)))
+        fields = tuple(merged)
+    elem = None
+    if a.elem is not None and b.elem is not None:
+        elem = join(a.elem, b.elem, cond)
+    elif a.kind in (Kind.LIST, Kind.DICT) and (a.elem is None and not a.fields or b.elem is None and not b.fields):
+        # an empty container on one path (`self.layers = []` before a loop that appends):
+        # whatever it holds came from the other path
+        elem = a.elem if a.elem is not None else b.elem
+    origin = a.origin if (a.place.where is not Where.DEVICE or a.origin) else b.origin
+    if b.place.where in (Where.HOST,) and a.place.where is Where.DEVICE:
+        origin = b.origin
+    return Value(
+        kind=a.kind,
+        place=place,
+        origin=origin,
+        fields=fields,
+        elem=elem,
+        identity=a.identity if a.identity == b.identity else 0,
+        qualname=a.qualname if a.qualname == b.qualname else "",
+        facts=a.facts & b.facts,
+        node=a.node if a.node is b.node else None,
+    )
+
+
+def is_deviceish(value: Value) -> bool:
+    """A `torch.device` or a device string."""
+    return value.kind is Kind.DEVICE or Fact.DEVICE_STR in value.facts
+
+
+def _join_devices(a: Value, b: Value, place: Placement) -> Value:
+    """Two device values (`torch.device` or a device string) from two paths.
+
+    A GPU on one path and the CPU on the other is a run-time choice with a CPU fallback
+    (`if torch.cuda.is_available(): device = "cuda" else: device = "cpu"`): the joined
+    placement keeps the GPU side's identity, marked as falling back to the CPU.
+    """
+    facts = a.facts & b.facts
+    if place.where is Where.COND or (a.has(Fact.CPU_FALLBACK) or b.has(Fact.CPU_FALLBACK)) and place.known:
+        place = replace(place, ident=devices.with_fallback(place.ident, place.cond or None))
+        facts = facts | {Fact.CPU_FALLBACK}
+    kind = a.kind if a.kind is b.kind else Kind.DEVICE
+    return Value(kind, place, a.origin or b.origin, facts=facts)
+
+
+def grown_list(empty: Value, grown: Value) -> bool:
+    """`empty` is an empty list literal and `grown` the same list after appends on another path."""
+    return (empty.kind is Kind.LIST and empty.has(Fact.EMPTY) and empty.elem is None and not empty.fields
+            and grown.kind is Kind.LIST and grown.elem is not None and not grown.fields)
+
+
+def device_string_place(text: str, node: object = None) -> Placement | None:
+    """Placement named by a device string such as "cuda:1" or "cpu"; None for other strings."""
+    t = text.strip().lower()
+    if t == "cpu" or t.startswith("cpu:"):
+        return HOST
+    if t in _DEVICE_TYPES or (":" in t and _INDEXED_DEVICE.fullmatch(t)):
+        return device_at(text.strip(), node, devices.from_string(t))  # type: ignore[arg-type]
+    return None
+
+
+def container_place(values: Iterable[Value]) -> Placement:
+    """Where a list / tuple / dict display's tensors and modules are, together."""
+    place = NO_TENSORS
+    for v in values:
+        if v.kind in (Kind.TENSOR, Kind.MODULE) or v.kind in CONTAINERS:
+            place = v.place if place.where is Where.NONE else join(Value(Kind.TENSOR, place),
+                                                                   Value(Kind.TENSOR, v.place)).place
+    return place
+
+
+def tensor_result(operands: list[Value], zero_dim: bool = False) -> Value:
+    """The placement of an operation's result: the device wins (the op ran there)."""
+    device = next((v for v in operands if v.place.on_device), None)
+    if device is not None:
+        return Value(Kind.TENSOR, device.place, device.origin)
+    known = [v for v in operands if v.place.known]
+    if len(known) == len(operands) and operands:
+        cond = next((v for v in operands if v.place.where is Where.COND), None)
+        base = cond if cond is not None else next((v for v in operands if not v.is_zero_dim), operands[0])
+        value = Value(Kind.TENSOR, base.place, base.origin)
+        return value.with_facts(Fact.ZERO_DIM) if zero_dim else value
+    return Value(Kind.TENSOR, UNKNOWN_PLACE)
+
+
+def is_tensor_operand(value: Value) -> bool:
+    """A value that takes part in a tensor operation: a tensor, a batch, or a value of unknown
+    kind known to be somewhere."""
+    if value.kind in TENSORISH:
+        return True
+    return value.kind is Kind.UNKNOWN and value.place.where in (Where.DEVICE, Where.HOST, Where.COND)
+

@@ -1,0 +1,324 @@
+"""Statements: each executes over a frame, in program order, and records what it observes.
+
+Compound statements fork and join frames (analysis/flow.py); assignments bind names, set
+attributes by nn.Module's registration rules (through the analyzer) and rebind aliases.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import libcst as cst
+
+from devlint.analysis import devices
+from devlint.analysis.events import SiteKind
+from devlint.analysis.flow import fork, join_envs, run_loop
+from devlint.analysis.library.environment import record_env_write
+from devlint.analysis.names import canonical
+from devlint.analysis.shared import Analyzer, Frame
+from devlint.analysis.syntax import block, code_of, constant_key, dotted, terminates
+from devlint.analysis.values import NO_TENSORS, NONE_VALUE, NOT_TENSORS, ORIGIN_BATCH, UNKNOWN, Kind, Origin, Value, Where
+from devlint.analysis.vocabulary import Fact
+from devlint.knowledge import conventions, matches
+from devlint.knowledge import libraries as lib
+from devlint.knowledge import torch as tk
+
+_MAIN_TEST = re.compile(r"__name__\s*==\s*['\"]__main__['\"]")
+_INDEXED_OWNERS = frozenset({Kind.DICT, Kind.BATCH, Kind.ENCODING, Kind.LIST, Kind.OBJECT})
+
+
+# --- simple statements -----------------------------------------------------------------------
+
+def exec_simple_line(an: Analyzer, stmt: cst.SimpleStatementLine, frame: Frame) -> None:
+    for small in stmt.body:
+        frame.stmt = stmt
+        handler = SMALL_STATEMENTS.get(type(small))
+        if handler is not None:
+            handler(an, small, frame)
+
+
+def exec_expr(an: Analyzer, node: cst.Expr, frame: Frame) -> None:
+    an.eval(node.value, frame, statement=True)
+
+
+def exec_assign(an: Analyzer, node: cst.Assign, frame: Frame) -> None:
+    value = an.eval(node.value, frame)
+    for target in node.targets:
+        an.assign(target.target, value, frame, node)
+
+
+def exec_ann_assign(an: Analyzer, node: cst.AnnAssign, frame: Frame) -> None:
+    if node.value is not None:
+        an.assign(node.target, an.eval(node.value, frame), frame, node)
+
+
+def exec_aug_assign(an: Analyzer, node: cst.AugAssign, frame: Frame) -> None:
+    left = an.eval(node.target, frame)
+    right = an.eval(node.value, frame)
+    result = an.binary(node, left, right, code_of(node.operator).strip("= ") or "op", frame)
+    an.assign(node.target, result, frame, node)
+
+
+def exec_assert(an: Analyzer, node: cst.Assert, frame: Frame) -> None:
+    an.eval(node.test, frame)  # `assert torch.cuda.is_available()` is a CUDA check
+
+
+def exec_return(an: Analyzer, node: cst.Return, frame: Frame) -> None:
+    frame.returns.append(an.eval(node.value, frame) if node.value is not None else NONE_VALUE)
+
+
+def exec_import(an: Analyzer, node: cst.Import, frame: Frame) -> None:
+    frame.scope.imports.add_import(node)
+    for alias in node.names:
+        local = (alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
+                 else (dotted(alias.name) or "").split(".")[0])
+        frame.env.pop(local, None)
+
+
+def exec_import_from(an: Analyzer, node: cst.ImportFrom, frame: Frame) -> None:
+    frame.scope.imports.add_import_from(node)
+    if isinstance(node.names, cst.ImportStar):
+        return
+    for alias in node.names:
+        local = (alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
+                 else dotted(alias.name) or "")
+        frame.env.pop(local, None)
+
+
+def exec_del(an: Analyzer, node: cst.Del, frame: Frame) -> None:
+    if isinstance(node.target, cst.Name):
+        frame.env.pop(node.target.value, None)
+
+
+SMALL_STATEMENTS = {
+    cst.Expr: exec_expr,
+    cst.Assign: exec_assign,
+    cst.AnnAssign: exec_ann_assign,
+    cst.AugAssign: exec_aug_assign,
+    cst.Return: exec_return,
+    cst.Assert: exec_assert,
+    cst.Import: exec_import,
+    cst.ImportFrom: exec_import_from,
+    cst.Del: exec_del,
+}
+
+
+# --- definitions -----------------------------------------------------------------------------
+
+def exec_function_def(an: Analyzer, node: cst.FunctionDef, frame: Frame) -> None:
+    frame.env[node.name.value] = Value(Kind.FUNCTION, NO_TENSORS, qualname=node.name.value, node=node)
+
+
+def exec_class_def(an: Analyzer, node: cst.ClassDef, frame: Frame) -> None:
+    an.define_class(node, frame)
+
+
+# --- compound statements ---------------------------------------------------------------------
+
+def exec_if(an: Analyzer, node: cst.If, frame: Frame) -> None:
+    test_text = code_of(node.test)
+    frame.stmt = node
+    if an.eval(node.test, frame).has(Fact.CUDA_AVAILABLE):
+        an.availability_conds.add(devices.norm(test_text))
+    if _MAIN_TEST.fullmatch(test_text):
+        an.exec_block(block(node.body), frame)
+        return
+    guards = any(test in test_text for test in conventions.AVAILABILITY_TESTS)
+    if not guards and conventions.GPU_SWITCH.search(test_text) and "torch." not in test_text:
+        # `if args.cuda:`: the user picks the GPU, and the other path runs on the CPU
+        an.emit_site(node, frame, SiteKind.CUDA_FLAG, "", UNKNOWN, text=test_text)
+    body_frame = fork(frame, guarded=guards and "not " not in test_text)
+    narrow_to_tensors(an, node.test, body_frame)
+    an.exec_block(block(node.body), body_frame)
+    else_frame = fork(frame, guarded=guards and "not " in test_text)
+    orelse = node.orelse
+    if isinstance(orelse, cst.If):
+        exec_if(an, orelse, else_frame)
+        else_terminates = False
+    elif isinstance(orelse, cst.Else):
+        else_body = block(orelse.body)
+        an.exec_block(else_body, else_frame)
+        else_terminates = terminates(else_body)
+    else:
+        else_terminates = False
+    body_terminates = terminates(block(node.body))
+    if body_terminates and not else_terminates:
+        frame.env = else_frame.env
+    elif else_terminates and not body_terminates:
+        frame.env = body_frame.env
+    else:
+        frame.env = join_envs(body_frame.env, else_frame.env, test_text)
+        for value in frame.env.values():  # `if avail: device = "cuda" else: device = "cpu"`
+            if value.has(Fact.CPU_FALLBACK) and value.place.where is Where.COND and test_text in value.place.cond:
+                an.emit_site(node, frame, SiteKind.CPU_FALLBACK, "", value, text=test_text)
+                break
+    frame.returns.extend(body_frame.returns + else_frame.returns)
+    frame.sync_module_env()
+
+
+def narrow_to_tensors(an: Analyzer, test: cst.BaseExpression, frame: Frame) -> None:
+    """`if hasattr(ids, "cpu"):` / `if isinstance(ids, torch.Tensor):` is false for a NumPy
+    array or a list: inside, a name the analysis believed to be one is something else."""
+    while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        narrow_to_tensors(an, test.right, frame)
+        test = test.left
+    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and len(test.args) == 2
+            and isinstance(test.args[0].value, cst.Name)):
+        return
+    name, probe = test.args[0].value.value, test.args[1].value
+    value = frame.env.get(name)
+    if value is None or value.kind not in NOT_TENSORS:
+        return
+    if test.func.value == "hasattr":
+        narrows = isinstance(probe, cst.SimpleString) and probe.evaluated_value in tk.TENSOR_ONLY_ATTRIBUTES
+    elif test.func.value == "isinstance":
+        kind = an.eval(probe, frame)
+        narrows = kind.kind is Kind.REF and canonical(kind.qualname) in tk.TENSOR_TYPES
+    else:
+        narrows = False
+    if narrows:
+        frame.env[name] = UNKNOWN
+
+
+def exec_for(an: Analyzer, node: cst.For, frame: Frame) -> None:
+    frame.stmt = node
+    iterable = an.eval(node.iter, frame)
+    elem = an.element_of(iterable)
+    if iterable.kind is Kind.DATASET and iterable.node is not None and iterable.elem is None:
+        # `for x, y in dataset:` yields what the program's own __getitem__ returns, uncollated
+        elem = an.dataset_item(iterable, node, frame, Origin(ORIGIN_BATCH, node.iter,
+                                                             f"an item of `{code_of(node.iter)}`"))
+    kind = "data" if an.is_data_iter(iterable) else ("epoch" if "range" in code_of(node.iter)[:6] else "other")
+
+    def body(f: Frame) -> None:
+        an.assign(node.target, elem, f, node)
+        an.exec_block(block(node.body), f)
+
+    run_loop(frame, kind, body, node, _else_block(an, node.orelse))
+
+
+def exec_while(an: Analyzer, node: cst.While, frame: Frame) -> None:
+    frame.stmt = node
+    an.eval(node.test, frame)
+
+    def body(f: Frame) -> None:
+        an.exec_block(block(node.body), f)
+
+    run_loop(frame, "other", body, node, _else_block(an, node.orelse))
+
+
+def _else_block(an: Analyzer, orelse: cst.Else | None):
+    if orelse is None:
+        return None
+    return lambda f: an.exec_block(block(orelse.body), f)
+
+
+def exec_with(an: Analyzer, node: cst.With, frame: Frame) -> None:
+    frame.stmt = node
+    changes: dict[str, bool] = {}
+    for item in node.items:
+        value = an.eval(item.item, frame)
+        if isinstance(item.item, cst.Call):
+            callee = an.eval(item.item.func, frame)
+            qualname = callee.qualname if callee.kind is Kind.REF else ""
+            if matches(qualname, tk.NO_GRAD_CONTEXTS):
+                changes["no_grad"] = True
+            if matches(qualname, tk.DEFAULT_DEVICE_CONTEXTS) and value.kind is Kind.DEVICE and value.place.on_device:
+                changes["default_device"] = True
+        if item.asname is not None:
+            an.assign(item.asname.name, value if value.kind is not Kind.REF else UNKNOWN, frame, node)
+    inner = frame.child(frame.env, replace(frame.ctx, **changes) if changes else frame.ctx)
+    an.exec_block(block(node.body), inner)
+    frame.env = inner.env
+    frame.returns.extend(inner.returns)
+
+
+def exec_try(an: Analyzer, node: cst.Try, frame: Frame) -> None:
+    entry = dict(frame.env)
+    an.exec_block(block(node.body), frame)
+    envs = [frame.env]
+    for handler in node.handlers:
+        hf = frame.child(join_envs(entry, frame.env, None))
+        an.exec_block(block(handler.body), hf)
+        frame.returns.extend(hf.returns)
+        if not terminates(block(handler.body)):
+            envs.append(hf.env)
+    if node.orelse is not None:
+        an.exec_block(block(node.orelse.body), frame)
+        envs[0] = frame.env
+    env = envs[0]
+    for other in envs[1:]:
+        env = join_envs(env, other, None)
+    frame.env = env
+    if node.finalbody is not None:
+        an.exec_block(block(node.finalbody.body), frame)
+    frame.sync_module_env()
+
+
+def exec_match(an: Analyzer, node: cst.CSTNode, frame: Frame) -> None:
+    an.eval(node.subject, frame)  # type: ignore[attr-defined]
+    envs = []
+    for case in node.cases:  # type: ignore[attr-defined]
+        cf = fork(frame)
+        an.exec_block(block(case.body), cf)
+        envs.append(cf.env)
+    env = frame.env
+    for other in envs:
+        env = join_envs(env, other, None)
+    frame.env = env
+
+
+STATEMENTS = {
+    cst.SimpleStatementLine: exec_simple_line,
+    cst.If: exec_if,
+    cst.For: exec_for,
+    cst.While: exec_while,
+    cst.With: exec_with,
+    cst.Try: exec_try,
+    cst.FunctionDef: exec_function_def,
+    cst.ClassDef: exec_class_def,
+}
+if hasattr(cst, "Match"):
+    STATEMENTS[cst.Match] = exec_match
+if hasattr(cst, "TryStar"):
+    STATEMENTS[cst.TryStar] = exec_try
+
+
+# --- assignment ------------------------------------------------------------------------------
+
+def assign(an: Analyzer, target: cst.BaseExpression, value: Value, frame: Frame, stmt: cst.CSTNode) -> None:
+    if isinstance(target, cst.Name):
+        frame.env[target.value] = value.named(target.value)
+        frame.sync_module_env()
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        elements = [el.value for el in target.elements]
+        for index, el in enumerate(target.elements):
+            if isinstance(el, cst.StarredElement):
+                assign(an, el.value, Value(Kind.LIST, value.place, elem=an.element_of(value)), frame, stmt)
+                continue
+            assign(an, elements[index], an.item_of(value, index, code_of(elements[index])
+                                                   if isinstance(elements[index], cst.Name) else ""),
+                   frame, stmt)
+    elif isinstance(target, cst.Attribute):
+        owner = an.eval(target.value, frame)
+        if owner.identity == 0 and owner.kind in (Kind.MODULE, Kind.UNKNOWN):
+            an.deep_module_assign(target, value, frame, stmt)
+        an.set_attribute(owner, target.attr.value, value, frame, stmt)
+    elif isinstance(target, cst.Subscript):
+        owner = an.eval(target.value, frame)
+        key = constant_key(target)
+        if owner.kind is Kind.REF and owner.qualname in lib.ENV_MAPPINGS and len(target.slice) == 1 \
+                and isinstance(target.slice[0].slice, cst.Index):
+            record_env_write(an, stmt, owner.qualname, [], {}, frame, target.slice[0].slice.value, value)
+        if key is not None and owner.kind in _INDEXED_OWNERS and isinstance(target.value, cst.Name):
+            frame.env[target.value.value] = owner.set_field(key, value)
+        elif owner.kind is Kind.MODULE and owner.identity and owner.qualname in tk.REGISTERING_CONTAINERS:
+            # `model.layers[2] = nn.Linear(...)`: nn.ModuleList / Sequential / ModuleDict register it
+            stored = an.registered_form(owner, code_of(target), value, frame, stmt)
+            an.rebind(frame, owner.identity, owner.set_field(key if key is not None else f"<{code_of(target)}>",
+                                                             stored))
+        elif owner.identity == 0 and owner.kind in (Kind.MODULE, Kind.UNKNOWN):
+            an.deep_module_assign(target, value, frame, stmt)
+    elif isinstance(target, cst.StarredElement):
+        assign(an, target.value, UNKNOWN, frame, stmt)
