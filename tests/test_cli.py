@@ -35,7 +35,7 @@ JSON_SCHEMA = {
                 "additionalProperties": False,
                 "required": [
                     "code", "name", "severity", "path", "line", "column", "end_line", "end_column",
-                    "message", "rank", "fixable", "confidence", "phase",
+                    "message", "rank", "fixable", "confidence", "phase", "evidence",
                 ],
                 "properties": {
                     "code": {"type": "string", "pattern": "^DEV[0-9]{3}$"},
@@ -52,6 +52,21 @@ JSON_SCHEMA = {
                     "fixable": {"type": "boolean"},
                     "confidence": {"enum": ["definite", "likely"]},
                     "phase": {"enum": ["module", "training", "evaluation", "checkpoint", "inference", "unknown"]},
+                    "evidence": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["path", "line", "column", "message"],
+                            "properties": {
+                                "path": {"type": "string"},
+                                "cell": {"type": "integer", "minimum": 1},
+                                "line": {"type": "integer", "minimum": 1},
+                                "column": {"type": "integer", "minimum": 1},
+                                "message": {"type": "string"},
+                            },
+                        },
+                    },
                 },
             },
         },

@@ -35,16 +35,15 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from devlint import __version__
 from devlint.atomic import write_atomically
-from devlint.findings import Confidence, Finding, Fix, Phase, Severity
+from devlint.findings import Confidence, Evidence, Finding, Fix, Phase, Severity
 
 if TYPE_CHECKING:  # pragma: no cover
-    from devlint.config import Config
-    from devlint.runner import CheckSettings
+    from devlint.config import CheckSettings, Config
 
 __all__ = ["CACHE_DIR_NAME", "ResultCache", "digest", "finding_to_json", "finding_from_json", "default_cache_root"]
 
 CACHE_DIR_NAME = ".devlint_cache"
-FORMAT = 1
+FORMAT = 2  # 2: findings carry evidence steps
 _ENTRIES = f"v{FORMAT}"
 # what marks a project root (a stray .devlint_cache in /tmp or ~ must not: it is not one)
 _ROOT_MARKERS = (".git", ".hg", "pyproject.toml", "setup.py", "setup.cfg", "devlint.toml")
@@ -67,6 +66,9 @@ def finding_to_json(finding: Finding) -> dict[str, Any]:
         elif isinstance(value, Fix):
             value = {"description": value.description, "safe": value.safe,
                      "edits": [list(edit) for edit in value.edits]}
+        elif f.name == "evidence":
+            value = [{"path": e.path, "line": e.line, "column": e.column, "message": e.message, "cell": e.cell}
+                     for e in value]
         elif isinstance(value, tuple):
             value = list(value)
         data[f.name] = value
@@ -83,6 +85,9 @@ def finding_from_json(data: dict[str, Any]) -> Finding:
     if fix is not None:
         values["fix"] = Fix(description=str(fix["description"]), safe=bool(fix["safe"]),
                             edits=tuple((int(a), int(b), int(c), int(d), str(e)) for a, b, c, d, e in fix["edits"]))
+    values["evidence"] = tuple(Evidence(str(e["path"]), int(e["line"]), int(e["column"]), str(e["message"]),
+                                        None if e.get("cell") is None else int(e["cell"]))
+                               for e in values.get("evidence", ()))
     lines = values.get("statement_lines")
     if lines is not None:
         first, last = lines

@@ -240,3 +240,11 @@ def parse_config(section: dict[str, Any], path: Path) -> Config:
 
 def _describe(value: Any) -> str:
     return f"{type(value).__name__} {value!r}"
+
+
+@dataclass(frozen=True)
+class CheckSettings:
+    """Everything a file check depends on besides the file (what a cache key would hash)."""
+
+    enabled: frozenset[str]
+    config: Config = field(default_factory=Config)

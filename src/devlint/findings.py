@@ -63,6 +63,19 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """One step of the story a finding tells, from the analysis itself: where the host value
+    came from, which branch or call it took, where the other side was moved, where they meet.
+    `line` and `column` are 1-based; `cell` is set (and `line` counted inside it) for notebooks."""
+
+    path: str
+    line: int
+    column: int
+    message: str
+    cell: int | None = None
+
+
+@dataclass(frozen=True)
 class Finding:
     code: str
     name: str
@@ -83,6 +96,8 @@ class Finding:
     context: str = ""
     snippet: str = ""
     rank: int = 0
+    # the steps that lead to the finding, in order (the host side, the device side, the meeting)
+    evidence: tuple[Evidence, ...] = ()
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
-from devlint.config import Config
+from devlint.config import CheckSettings
 from devlint.discover import DiscoveredFile
 from devlint.findings import Finding, Phase
 from devlint.rank import rank_findings
@@ -30,14 +30,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["CheckSettings", "RunResult", "check_unit", "check_chunk", "default_jobs", "run_check",
            "read_error_finding"]
-
-
-@dataclass(frozen=True)
-class CheckSettings:
-    """Everything a file check depends on besides the file (what a cache key would hash)."""
-
-    enabled: frozenset[str]
-    config: Config = field(default_factory=Config)
 
 
 @dataclass

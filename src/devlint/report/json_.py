@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any, TextIO
 
 from devlint import __version__
-from devlint.findings import Finding
+from devlint.findings import Evidence, Finding
 
 if TYPE_CHECKING:  # pragma: no cover
     from devlint.runner import RunResult
@@ -32,7 +32,16 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         fixable=finding.fixable,
         confidence=finding.confidence.value,
         phase=finding.phase.value,
+        evidence=[_step(step) for step in finding.evidence],
     )
+    return data
+
+
+def _step(step: Evidence) -> dict[str, Any]:
+    data: dict[str, Any] = {"path": step.path}
+    if step.cell is not None:
+        data["cell"] = step.cell
+    data.update(line=step.line, column=step.column, message=step.message)
     return data
 
 
