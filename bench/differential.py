@@ -208,8 +208,8 @@ def _run_real(path: Path, record: Record, timeout: float, sink: io.StringIO) -> 
 
 
 def _run_simulated(path: Path, record: Record, timeout: float, sink: io.StringIO) -> None:
-    from devlint.simulate.limits import Limits, StopSimulation
-    from devlint.simulate.runner import run as devlint_run
+    from devlint.simulate.budget import Limits, StopSimulation
+    from devlint.simulate.execute import run as devlint_run
     from devlint.simulate.session import Simulation
 
     error: BaseException | None = None

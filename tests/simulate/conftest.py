@@ -8,7 +8,7 @@ import pytest
 @pytest.fixture
 def sim():
     """Run the test body under a simulated GPU; undo every patch afterwards."""
-    from devlint.simulate.limits import Limits
+    from devlint.simulate.budget import Limits
     from devlint.simulate.session import Simulation
 
     with Simulation(Limits(max_batches=None)) as simulation:

@@ -31,7 +31,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from devlint.simulate.runner import Status, run  # noqa: E402
+from devlint.simulate.execute import Status, run  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 MARKER = "# devlint-fixture: runnable"

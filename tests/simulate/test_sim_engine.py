@@ -16,8 +16,8 @@ torch = pytest.importorskip("torch")
 nn = torch.nn
 
 from devlint.simulate import tags  # noqa: E402
-from devlint.simulate.dispatch import SimulatedDeviceError, SimulatedHostError  # noqa: E402
-from devlint.simulate.limits import Limits  # noqa: E402
+from devlint.simulate.budget import Limits  # noqa: E402
+from devlint.simulate.errors import SimulatedDeviceError, SimulatedHostError  # noqa: E402
 from devlint.simulate.session import Simulation  # noqa: E402
 
 MIXED = "Expected all tensors to be on the same device"
@@ -154,7 +154,7 @@ def test_factory_without_device_is_on_the_cpu(sim):
 
 
 def test_only_one_gpu_exists(sim):
-    from devlint.simulate.dispatch import SimulationUnsupported
+    from devlint.simulate.errors import SimulationUnsupported
 
     with pytest.raises(SimulationUnsupported, match="cuda:1"):
         torch.zeros(2, device="cuda:1")

@@ -18,9 +18,10 @@ from typing import Any
 import torch
 
 from devlint.findings import Phase
-from devlint.simulate import tags
-from devlint.simulate.dispatch import SimulatedDeviceError, SimulatedHostError
-from devlint.simulate.patches import SimState
+from devlint.knowledge.conventions import FRAME_PHASE_WORDS
+from devlint.simulate import provenance, tags
+from devlint.simulate.errors import SimulatedDeviceError, SimulatedHostError
+from devlint.simulate.hooks import SimState
 
 RULE_NAMES = {
     "DEV100": "simulated-device-crash",
@@ -51,12 +52,9 @@ _DEVICE_MESSAGES = re.compile(
 )
 _NO_TO = re.compile(r"'(?P<type>[\w.]+)' object has no attribute '(?P<attr>to|cuda|cpu)'")
 
-_PHASE_WORDS = (
-    (Phase.CHECKPOINT, re.compile(r"save|load|checkpoint|ckpt|resume|restore", re.I)),
-    (Phase.EVALUATION, re.compile(r"eval|valid|test|score|metric|accuracy", re.I)),
-    (Phase.INFERENCE, re.compile(r"predict|infer|generate|sample|decode|serve|translate", re.I)),
-    (Phase.TRAINING, re.compile(r"train|fit|epoch|step|optimi[sz]e", re.I)),
-)
+# words in a function's name that say which part of a run it is, first match wins (the naming
+# conventions are data, kept with the others in knowledge/conventions.py)
+_PHASE_WORDS = tuple((Phase(value), pattern) for value, pattern in FRAME_PHASE_WORDS)
 
 
 @dataclass
@@ -96,7 +94,8 @@ def device_error_in_chain(exc: BaseException) -> BaseException | None:
     return None
 
 
-def _frames(tb: types.TracebackType | None) -> list[types.FrameType]:
+def frames_of(tb: types.TracebackType | None) -> list[types.FrameType]:
+    """The frames of a traceback, outermost first."""
     frames = []
     while tb is not None:
         frames.append(tb.tb_frame)
@@ -127,7 +126,7 @@ def _quoted(name: str) -> str:
 def _user_name(keys: dict[int, str], user_locals: list[dict]) -> dict[int, str]:
     """The names the user's innermost frame gives the host tensors (`labels`, `batch['x']`)."""
     names: dict[int, str] = {}
-    for scope in reversed(user_locals[-1:]):
+    for scope in user_locals[-1:]:
         for var, value in scope.items():
             if var.startswith("__"):
                 continue
@@ -138,19 +137,17 @@ def _user_name(keys: dict[int, str], user_locals: list[dict]) -> dict[int, str]:
     return names
 
 
-def classify(
-    exc: BaseException, state: SimState, user_frames: list[Any], user_locals: list[dict] | None = None
-) -> Cause:
+def classify(exc: BaseException, user_locals: list[dict] | None = None) -> Cause:
     """Name the cause of a device error.
 
-    `user_frames`: FrameSummary objects of the user's frames, innermost last; `user_locals`:
-    their local variables (to name the value left behind as the user named it).
+    `user_locals`: the local variables of the user's frames, innermost last (to name the value
+    left behind as the user named it).
     """
     text = str(exc)
     if "Cannot re-initialize CUDA in forked subprocess" in text or "only dense CPU tensors can be pinned" in text:
         moved = None
         for _name, _dev, t in getattr(exc, "tensors", None) or []:
-            moved = moved or tags.moved_at(t)
+            moved = moved or provenance.moved_at(t)
         return Cause(
             "DEV110",
             "a DataLoader worker process (or the pin-memory step) meets CUDA: move batches to the device "
@@ -167,7 +164,7 @@ def classify(
     if not isinstance(exc, SimulatedDeviceError) or not exc.tensors:
         return Cause("DEV100", "the device error is real; devlint could not tell which value was left behind")
 
-    frames = _frames(exc.__traceback__)
+    frames = frames_of(exc.__traceback__)
     host = [(name, t) for name, dev, t in exc.tensors if dev == tags.CPU]
     gpu = [(name, t) for name, dev, t in exc.tensors if dev != tags.CPU]
     keys: dict[int, str] = {}
@@ -215,7 +212,7 @@ def classify(
                     )
 
     for name, t in host:
-        origin = tags.origin_of(t)
+        origin = provenance.origin_of(t)
         if origin is None:
             continue
         name = user_names.get(tags.storage_key(t)) or f"the CPU tensor (argument `{name}`)"
@@ -265,7 +262,7 @@ def _module_cause(module: torch.nn.Module, pname: str, outer: list) -> Cause:
             f"the parameter `{pname}` of `{kind}` was assigned after `model.to(device)` (the rest of the "
             "model is on the GPU); move it too, or assign it before the move",
             module=root,
-            written_at=assigned_at(own[pname]),
+            written_at=provenance.assigned_at(own[pname]),
         )
     for _, parent in reversed(outer):
         registered = any(child is module for child in parent.modules())
@@ -303,30 +300,10 @@ def _deepest_assignment(parent: torch.nn.Module, module: torch.nn.Module) -> tup
     parts = path.split(".") if path else []
     for depth in range(len(parts), 0, -1):
         sub = parent.get_submodule(".".join(parts[:depth]))
-        where = assigned_at(sub)
+        where = provenance.assigned_at(sub)
         if where is not None:
             return where
     return None
-
-
-_ASSIGNED = "_devlint_assigned_at"
-
-
-def assigned_at(obj: Any) -> tuple[str, int] | None:
-    """Where the run saw `obj` (a module or parameter) assigned as a module attribute."""
-    if obj is None:
-        return None
-    try:
-        return obj.__dict__.get(_ASSIGNED)
-    except AttributeError:
-        return None
-
-
-def record_assignment(obj: Any, where: tuple[str, int]) -> None:
-    try:
-        obj.__dict__[_ASSIGNED] = where
-    except AttributeError:
-        pass
 
 
 def detect_phase(exc: BaseException, state: SimState, user_frames: list[Any]) -> Phase:
@@ -337,7 +314,7 @@ def detect_phase(exc: BaseException, state: SimState, user_frames: list[Any]) ->
         for phase, pattern in _PHASE_WORDS:
             if frame.name != "<module>" and pattern.search(frame.name):
                 return phase
-    frames = _frames(exc.__traceback__)
+    frames = frames_of(exc.__traceback__)
     trained = bool(state.optimizer_steps or state.backward_calls)
     modules = [f.f_locals.get("self") for f in frames]
     modules = [m for m in modules if isinstance(m, torch.nn.Module)]

@@ -18,17 +18,14 @@ from typing import Any, Iterator
 import click
 
 EXIT_USAGE = 2
-EXIT_INTERNAL = 3
 
 _FORMATS = ("text", "concise", "json", "sarif", "github")
 
 
 def _available_formats() -> tuple[str, ...]:
     """text, concise, json always; sarif and github when devlint's reporters provide them."""
-    try:
-        from devlint.report import FORMATS
-    except ImportError:  # pragma: no cover
-        return _FORMATS[:3]
+    from devlint.report import FORMATS
+
     return tuple(f for f in _FORMATS if f in ("text", "concise", "json") or f in FORMATS)
 
 
@@ -134,7 +131,7 @@ def run_command(
         ctx.exit(EXIT_USAGE)
 
     from devlint.simulate import report
-    from devlint.simulate.runner import run
+    from devlint.simulate.execute import run
 
     machine = format_ != "text"
     redirect = _stdout_to_stderr() if machine else contextlib.nullcontext()

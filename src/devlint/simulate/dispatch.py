@@ -1,30 +1,22 @@
-"""The two modes that make CPU tensors behave as if some of them lived on a GPU.
+"""`DeviceCheckMode` (a TorchDispatchMode): what makes CPU tensors behave as if some lived on a GPU.
 
-`DeviceCheckMode` (a TorchDispatchMode) sees every aten op, forward and backward: it compares
-the logical devices of the tensor arguments and raises what a CUDA build raises when they
-differ, in PyTorch's own words; it runs the op on the CPU with any `device=cuda` rewritten,
-and tags the fresh outputs with the device the op ran on.
-
-`CallContextMode` (a TorchFunctionMode) sees every Python-level torch call. Composite kernels
-and backward formulas create tensors with `input.options()`; on the CPU those reach aten as an
-explicit `device=cpu`, so without help they would come out as host tensors inside a GPU
-computation. The mode records the devices of the outermost call's tensor arguments, and a
-factory op issued while that call runs inherits them. It also turns `device="cuda"` arguments
-into CPU ones (a CPU build rejects them before any dispatch) and tags the results.
+The mode sees every aten op, forward and backward: it compares the logical devices of the
+tensor arguments and raises what a CUDA build raises when they differ, in PyTorch's own words;
+it runs the op on the CPU with any `device=cuda` rewritten, and tags the fresh outputs with the
+device the op ran on. A factory op (no tensor argument) issued inside a torch call gets the
+device that call's tensors are on, from the context `call_context.CallContextMode` records.
 """
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Iterator
 
 import torch
-from torch.overrides import TorchFunctionMode
-from torch.utils import _device as _device_module
-from torch.utils._device import _device_constructors
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from devlint.simulate import tags
+from devlint.simulate import provenance, tags
+from devlint.simulate.call_context import context, context_device
+from devlint.simulate.errors import FORKED_CUDA, SimulatedDeviceError, rnn_message
 from devlint.simulate.tags import CPU
 
 aten = torch.ops.aten
@@ -32,34 +24,6 @@ _Tensor = torch.Tensor
 _CPU_DEVICE = torch.device("cpu")
 _dim = torch._C.TensorBase.dim
 _dtype_of = torch._C.TensorBase.dtype.__get__
-
-
-class SimulatedDeviceError(RuntimeError):
-    """A device mismatch a real CUDA run would raise (a RuntimeError, as PyTorch's own is).
-
-    `tensors` lists (argument name, logical device, tensor) for the arguments involved, so the
-    crash can be traced back to the value that was left behind.
-    """
-
-    def __init__(self, message: str, *, op: str = "", tensors: list | None = None) -> None:
-        super().__init__(message)
-        self.op = op
-        self.tensors = tensors or []
-        # the grad mode when it was raised: evaluation code runs under no_grad
-        self.grad_enabled = torch.is_grad_enabled()
-        self.inference_mode = torch.is_inference_mode_enabled()
-
-
-class SimulatedHostError(TypeError):
-    """`.numpy()` (or `np.array`) on a simulated GPU tensor: the TypeError PyTorch raises."""
-
-    def __init__(self, message: str, *, tensor: Any = None) -> None:
-        super().__init__(message)
-        self.tensor = tensor
-
-
-class SimulationUnsupported(RuntimeError):
-    """A CUDA feature the simulation does not model (streams, several GPUs...)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -168,42 +132,12 @@ _KEEP: list[Any] = []  # the ops behind the ids above stay alive
 
 
 # ---------------------------------------------------------------------------------------------
-# the call context (set by CallContextMode, read by factory ops in DeviceCheckMode)
-
-# (device, dtype) of each GPU-or-not tensor argument of the outermost torch call now running,
-# when at least one of them is on a simulated GPU; None otherwise.
-class _Context(threading.local):
-    value: Any = None
-
-
-_context = _Context()  # per thread, as the modes themselves are
-
-
-def _context_device(dtype: Any) -> str:
-    """The device a factory op issued inside the current call gets on a real GPU."""
-    ctx = _context.value
-    if ctx is None:
-        return CPU
-    if dtype is None:
-        dtype = torch.get_default_dtype()
-    same = {dev for dev, dt in ctx if dt == dtype}
-    if len(same) == 1:
-        return next(iter(same))
-    devices = {dev for dev, _ in ctx}
-    if len(devices) == 1:
-        return next(iter(devices))
-    gpus = sorted(d for d in devices if d != CPU)
-    return gpus[0] if gpus else CPU
-
-
-# ---------------------------------------------------------------------------------------------
 # errors, worded as PyTorch words them
 
 
 def _mixed_error(func: Any, info: _OpInfo, first: tuple, other: tuple, involved: list) -> SimulatedDeviceError:
     name0, dev0, _ = first
     name1, dev1, _ = other
-    op = str(func)
     if func in _MASKED_FILL and {name0, name1} == {"self", "mask"}:
         mask_dev = dev0 if name0 == "mask" else dev1
         self_dev = dev1 if name0 == "mask" else dev0
@@ -229,30 +163,20 @@ def _mixed_error(func: Any, info: _OpInfo, first: tuple, other: tuple, involved:
             f"Expected all tensors to be on the same device, but got {arg} is on {dev1}, "
             f"different from other tensors on {dev0} (when checking argument in method {method})"
         )
-    return SimulatedDeviceError(msg, op=op, tensors=involved)
+    return SimulatedDeviceError(msg, tensors=involved)
 
 
-def rnn_message(kind: str, input_dev: str, other_dev: str) -> str:
-    """cuDNN's wording, which a GPU run of nn.LSTM / nn.GRU / nn.RNN reaches."""
-    return (
-        f"Input and {kind} tensors are not at the same device, found input tensor at "
-        f"{input_dev} and {kind} tensor at {other_dev}"
-    )
-
-
-def _index_error(self_dev: str, involved: list, op: str) -> SimulatedDeviceError:
+def _index_error(self_dev: str, involved: list) -> SimulatedDeviceError:
     return SimulatedDeviceError(
         f"indices should be either on cpu or on the same device as the indexed tensor ({self_dev})",
-        op=op,
         tensors=involved,
     )
 
 
-def _host_arg_error(name: str, t: _Tensor, dev: str, op: str) -> SimulatedDeviceError:
+def _host_arg_error(name: str, t: _Tensor, dev: str) -> SimulatedDeviceError:
     kind = {torch.int64: "Long", torch.int32: "Int"}.get(_dtype_of(t), str(_dtype_of(t)))
     return SimulatedDeviceError(
         f"'{name}' argument should be a 1D CPU int64 tensor, but got {_dim(t)}D {dev} {kind} tensor",
-        op=op,
         tensors=[(name, dev, t)],
     )
 
@@ -302,17 +226,17 @@ def _inherit_origin(out: Any, info: _OpInfo, args: tuple) -> None:
     origin = None
     for a in args:
         if isinstance(a, _Tensor):
-            origin = tags.origin_of(a)
+            origin = provenance.origin_of(a)
             if origin is not None:
                 break
     if origin is None:
         return
     if isinstance(out, _Tensor):
-        tags.set_origin(out, origin)
+        provenance.set_origin(out, origin)
     elif isinstance(out, (list, tuple)):
         for t in out:
             if isinstance(t, _Tensor):
-                tags.set_origin(t, origin)
+                provenance.set_origin(t, origin)
 
 
 class DeviceCheckMode(TorchDispatchMode):
@@ -357,16 +281,16 @@ class DeviceCheckMode(TorchDispatchMode):
             _inherit_origin(out, info, args)
             return out
         if tags.cuda_initialized_in_parent() and (common is not None or (target is not None and target != CPU)):
-            raise SimulatedDeviceError(FORKED_CUDA, op=str(func))
+            raise SimulatedDeviceError(FORKED_CUDA)
         if common is None:  # no tensor argument: a factory
             if target is None or target == CPU:
-                target = _context_device(kwargs.get("dtype"))
+                target = context_device(kwargs.get("dtype"))
             if target != CPU:
                 _tag_outputs(out, info, target)
             return out
         if target is None:
             target = common
-        elif target == CPU and common != CPU and _context.value is not None:
+        elif target == CPU and common != CPU and context.value is not None:
             # new_zeros(..., device=cpu) written by a kernel for a GPU input: options() of the input
             # (a user's explicit device="cpu" is honoured by CallContextMode, which untags)
             target = common
@@ -396,7 +320,7 @@ class DeviceCheckMode(TorchDispatchMode):
                 involved.append((name, dev, t))
                 if host is not None and name in host[0]:
                     if dev != CPU:
-                        raise _host_arg_error(name, t, dev, str(func))
+                        raise _host_arg_error(name, t, dev)
                     continue
                 if index_op:
                     if name == "self":
@@ -404,7 +328,7 @@ class DeviceCheckMode(TorchDispatchMode):
                     elif name == "indices":
                         if dev == CPU or dev == self_dev:
                             continue
-                        raise _index_error(self_dev or CPU, involved, str(func))
+                        raise _index_error(self_dev or CPU, involved)
                 if info.scalar_ok and dev == CPU and _dim(t) == 0:
                     if scalars is None:
                         scalars = (name, dev, t)
@@ -465,11 +389,11 @@ class DeviceCheckMode(TorchDispatchMode):
                 kwargs = dict(kwargs)
                 kwargs["device"] = _CPU_DEVICE
                 target = tags.normalize(device)
-            elif device is not None and src_dev == CPU and _context.value is not None:
+            elif device is not None and src_dev == CPU and context.value is not None:
                 # a kernel copying a host tensor "to some tensor's options()" inside a GPU call
                 # (ctc_loss: at::tensor(lengths, res.options())): the options are unknown here,
                 # so the call's tensors of the same dtype decide, as for factories
-                target = _context_device(kwargs.get("dtype") or _dtype_of(args[0]))
+                target = context_device(kwargs.get("dtype") or _dtype_of(args[0]))
             else:
                 # an explicit CPU device here comes from a kernel copying with some tensor's
                 # options(): devlint's own moves never reach aten with a device, so keep it
@@ -494,205 +418,3 @@ class DeviceCheckMode(TorchDispatchMode):
                 tags.set_device(out, dev)
         return out
 
-
-# ---------------------------------------------------------------------------------------------
-
-
-class CallContextMode(TorchFunctionMode):
-    """Records the devices of the outermost torch call; rewrites `device="cuda"` arguments."""
-
-    def __init__(self, factories: Any = None) -> None:
-        super().__init__()
-        # called with (func, result) for Python-level factory calls, to record a host tensor's origin
-        self.factories = factories
-
-    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
-        if kwargs is None:
-            kwargs = {}
-        default = _device_module.CURRENT_DEVICE
-        if default is not None and default.type == "cuda" and kwargs.get("device") is None:
-            # set_default_device / `with torch.device("cuda")`: their mode sits below this one and
-            # would hand a CPU build device="cuda" where it cannot be rewritten (torch.tensor)
-            if func in _device_constructors():
-                kwargs = dict(kwargs)
-                kwargs["device"] = default
-        if func is _NEW_TENSOR and kwargs.get("device") is None and args and isinstance(args[0], _Tensor):
-            # x.new_tensor(data) builds on x's real device (the CPU) below any dispatch
-            dev = tags.device_of(args[0])
-            if dev != CPU:
-                kwargs = dict(kwargs)
-                kwargs["device"] = dev
-        if kwargs.get("device") is not None:
-            kind = _device_kind(kwargs["device"])
-            if kind == "gpu" or kind == "cpu":
-                return self._with_device(func, args, kwargs, kind == "gpu")
-        if func in _RNN_FUNCS:
-            _check_rnn(args)
-        elif func in _CTC_FUNCS:
-            args, kwargs = _ctc_targets_to_device(args, kwargs)
-        ctx = None
-        for a in args:
-            if isinstance(a, _Tensor):
-                dev = tags.device_of(a)
-                if ctx is None:
-                    ctx = [(dev, _dtype_of(a))]
-                else:
-                    ctx.append((dev, _dtype_of(a)))
-            elif isinstance(a, (list, tuple)) and a and isinstance(a[0], _Tensor):
-                for t in a:
-                    if isinstance(t, _Tensor):
-                        if ctx is None:
-                            ctx = []
-                        ctx.append((tags.device_of(t), _dtype_of(t)))
-        if ctx is not None and any(dev != CPU for dev, _ in ctx):
-            saved = _context.value
-            _context.value = ctx
-            try:
-                return func(*args, **kwargs)
-            finally:
-                _context.value = saved
-        out = func(*args, **kwargs)
-        if self.factories is not None and func in self.factories and isinstance(out, _Tensor):
-            self.factories[func](out)
-        return out
-
-    def _with_device(self, func: Any, args: tuple, kwargs: dict, gpu: bool) -> Any:
-        """A call with an explicit `device=`: its new tensors are on that device, whatever the inputs."""
-        target = tags.normalize(kwargs["device"])
-        check_index(target)
-        if func in _TENSOR_DATA_FUNCS and args and isinstance(args[0], _Tensor):
-            # torch.tensor(t, device=...) / as_tensor(t, device=...): a move of `t`
-            from devlint.simulate.patches import move
-
-            copy = func is torch.tensor or kwargs.get("copy") is True
-            return move(args[0], target, kwargs.get("dtype"), copy=copy)
-        inputs = {tags.storage_key(a) for a in _flat_tensors(args)}
-        saved = _context.value
-        if gpu:
-            kwargs = dict(kwargs)
-            kwargs["device"] = "cpu"
-            _context.value = [(target, kwargs.get("dtype") or torch.get_default_dtype())]
-        else:
-            _context.value = None
-        try:
-            out = func(*args, **kwargs)
-        finally:
-            _context.value = saved
-        if gpu and func in _TENSOR_DATA_FUNCS and isinstance(out, _Tensor):
-            # as_tensor(ndarray, device="cpu") may share the array's memory; a GPU copy never does
-            with torch._C.DisableTorchFunction():
-                out = out.clone()
-        for t in _flat_tensors(out if isinstance(out, (list, tuple)) else (out,)):
-            if tags.storage_key(t) not in inputs:
-                tags.set_device(t, target)
-        if not gpu and self.factories is not None and func in self.factories and isinstance(out, _Tensor):
-            self.factories[func](out)
-        return out
-
-
-def _device_kind(device: Any) -> str:
-    """"gpu", "cpu" or "other" for a `device=` argument."""
-    if isinstance(device, str):
-        if device.startswith("cuda"):
-            return "gpu"
-        return "cpu" if device == "cpu" or device.startswith("cpu:") else "other"
-    if isinstance(device, torch.device):
-        return "gpu" if device.type == "cuda" else ("cpu" if device.type == "cpu" else "other")
-    if isinstance(device, int):
-        return "gpu"  # a bare index means a CUDA device in factories
-    return "other"
-
-
-_RNN_FUNCS = {
-    getattr(torch._C._VariableFunctions, n) for n in ("lstm", "gru", "rnn_tanh", "rnn_relu")
-}
-
-
-def _check_rnn(args: tuple) -> None:
-    """A GPU run of an RNN goes through cuDNN, which checks input, hidden state and weights first."""
-    if not args or not isinstance(args[0], _Tensor):
-        return
-    rest = list(args[1:])
-    if rest and isinstance(rest[0], _Tensor) and _dtype_of(rest[0]) == torch.int64:
-        rest = rest[1:]  # packed input: (data, batch_sizes, hx, params, ...)
-    if len(rest) < 2:
-        return
-    hx, params = rest[0], rest[1]
-    input_dev = tags.device_of(args[0])
-    hidden = [hx] if isinstance(hx, _Tensor) else [h for h in hx if isinstance(h, _Tensor)]
-    for h in hidden:
-        dev = tags.device_of(h)
-        if dev != input_dev:
-            raise SimulatedDeviceError(
-                rnn_message("hidden", input_dev, dev),
-                op="cudnn_rnn",
-                tensors=[("input", input_dev, args[0]), ("hx", dev, h)],
-            )
-    for p in params if isinstance(params, (list, tuple)) else ():
-        if isinstance(p, _Tensor):
-            dev = tags.device_of(p)
-            if dev != input_dev:
-                raise SimulatedDeviceError(
-                    rnn_message("parameter", input_dev, dev),
-                    op="cudnn_rnn",
-                    tensors=[("input", input_dev, args[0]), ("weight", dev, p)],
-                )
-
-
-_CTC_FUNCS = {torch.nn.functional.ctc_loss, torch.ctc_loss}
-_CTC_ARGS = ("targets", "input_lengths", "target_lengths")
-
-
-def _ctc_targets_to_device(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """CTC loss on the GPU accepts targets and lengths on the CPU: cuDNN wants them there, and
-    the native kernel moves them "as a service for the user". Inside the kernel that move is
-    `.to(log_probs.device())`, invisible on a CPU build; do it here."""
-    if not args or not isinstance(args[0], _Tensor):
-        return args, kwargs
-    dev = tags.device_of(args[0])
-    if dev == CPU:
-        return args, kwargs
-    from devlint.simulate.patches import move
-
-    args = tuple(
-        move(a, dev) if 1 <= i <= 3 and isinstance(a, _Tensor) and tags.device_of(a) == CPU else a
-        for i, a in enumerate(args)
-    )
-    kwargs = {
-        k: move(v, dev) if k in _CTC_ARGS and isinstance(v, _Tensor) and tags.device_of(v) == CPU else v
-        for k, v in kwargs.items()
-    }
-    return args, kwargs
-
-
-_NEW_TENSOR = torch.Tensor.new_tensor
-_TENSOR_DATA_FUNCS = {torch.tensor, torch.as_tensor, torch.asarray}
-
-
-def _flat_tensors(values: Any) -> Iterator[_Tensor]:
-    for v in values:
-        if isinstance(v, _Tensor):
-            yield v
-        elif isinstance(v, (list, tuple)):
-            for u in v:
-                if isinstance(u, _Tensor):
-                    yield u
-
-
-FORKED_CUDA = (
-    "Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use "
-    "the 'spawn' start method"
-)
-
-
-def check_index(dev: str) -> None:
-    """Only `cuda:0` exists on the simulated machine, as on a one-GPU machine; and a process
-    forked after CUDA started (a DataLoader worker) cannot use it."""
-    if dev.startswith("cuda"):
-        if dev != "cuda:0":
-            raise SimulationUnsupported(
-                f"devlint run simulates one GPU (cuda:0); the script asked for {dev}. "
-                "On a machine with one GPU this raises 'CUDA error: invalid device ordinal'."
-            )
-        if tags.cuda_initialized_in_parent():
-            raise SimulatedDeviceError(FORKED_CUDA, op="cuda_init")

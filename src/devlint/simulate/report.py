@@ -11,7 +11,7 @@ from typing import Any, TextIO
 
 from devlint import __version__
 from devlint.findings import Finding
-from devlint.simulate.runner import RunOutcome, Status
+from devlint.simulate.execute import RunOutcome, Status
 
 _PHASE_WORDS = {
     "module": "at module level, before training starts",
@@ -25,26 +25,9 @@ _PHASE_WORDS = {
 
 def finding_dict(finding: Finding) -> dict[str, Any]:
     """The `check` JSON shape of a finding, plus the run's own fields (traceback, hint)."""
-    try:
-        from devlint.report.json_ import finding_to_dict
+    from devlint.report.json_ import finding_to_dict
 
-        data = finding_to_dict(finding)
-    except ImportError:  # pragma: no cover - the reporter ships with devlint
-        data = {
-            "code": finding.code,
-            "name": finding.name,
-            "severity": finding.severity.value,
-            "path": finding.path,
-            "line": finding.line,
-            "column": finding.column,
-            "end_line": finding.end_line,
-            "end_column": finding.end_column,
-            "message": finding.message,
-            "rank": finding.rank,
-            "fixable": finding.fixable,
-            "confidence": finding.confidence.value,
-            "phase": finding.phase.value,
-        }
+    data = finding_to_dict(finding)
     data["exception"] = finding.extra.get("exception")
     data["hint"] = finding.extra.get("hint")
     data["traceback"] = finding.extra.get("traceback")

@@ -1,7 +1,9 @@
 """`Simulation`: the context in which a program runs as if a CUDA GPU were present.
 
 Entering it applies the patches and pushes the two modes; leaving it undoes everything, so the
-same process can run the simulation many times (the test suite does).
+same process can run the simulation many times (the test suite does). It also answers what the
+patches ask of this run: the DataLoader hooks cut every loader at the batch limit and mark its
+batches, and the factory hooks record where a host tensor was built, for the classifier.
 """
 
 from __future__ import annotations
@@ -12,20 +14,18 @@ from typing import Any
 
 import torch
 
-from devlint.simulate import patches, tags
-from devlint.simulate.dispatch import CallContextMode, DeviceCheckMode
-from devlint.simulate.limits import Deadline, Limits
-from devlint.simulate.patches import LoaderHooks, Patcher, SimState
+from devlint.simulate import patches, provenance, tags
+from devlint.simulate.budget import Deadline, Limits
+from devlint.simulate.call_context import CallContextMode
+from devlint.simulate.dispatch import DeviceCheckMode
+from devlint.simulate.hooks import LoaderHooks, SimState
+from devlint.simulate.patcher import Patcher
 
 _FACTORY_NAMES = (
     "zeros", "ones", "full", "empty", "arange", "linspace", "logspace", "eye", "rand", "randn",
     "randint", "randperm", "empty_strided", "range",
 )
 _DATA_NAMES = ("tensor", "as_tensor", "asarray")
-
-
-
-creator_frame = tags.creator_frame
 
 
 class _Hooks(LoaderHooks):
@@ -52,7 +52,7 @@ def _mark(obj: Any, origin: tuple, depth: int) -> None:
         return
     if isinstance(obj, torch.Tensor):
         if not tags.is_simulated(obj):
-            tags.set_origin(obj, origin)
+            provenance.set_origin(obj, origin)
     elif isinstance(obj, (list, tuple)):
         for v in obj:
             _mark(v, origin, depth + 1)
@@ -71,9 +71,9 @@ def _factory_hooks() -> dict[Any, Any]:
     def make(kind: str, name: str):  # type: ignore[no-untyped-def]
         def record(out: torch.Tensor) -> None:
             if not tags.is_simulated(out):
-                where = creator_frame(direct=True)
+                where = provenance.creator_frame(direct=True)
                 if where is not None:
-                    tags.set_origin(out, (kind, f"torch.{name}", where))
+                    provenance.set_origin(out, (kind, f"torch.{name}", where))
 
         return record
 

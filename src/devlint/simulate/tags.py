@@ -8,19 +8,18 @@ an `nn.Parameter` wrapping it, the tensors `state_dict()` returns, the parameter
 A tensor whose storage carries no tag is where it really is (the CPU, or `meta`).
 
 Devices are kept as strings ("cpu", "cuda:0"), because string comparison is the cheapest test
-on the hot path (every aten op reads the tags of its arguments).
+on the hot path (every aten op reads the tags of its arguments). Where a tensor came from (the
+facts a crash is classified by) is recorded by `provenance`, not here.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
 import torch
 
 ATTR = "_devlint_device"
-ORIGIN_ATTR = "_devlint_origin"
 CPU = "cpu"
 CUDA0 = "cuda:0"
 
@@ -91,23 +90,6 @@ def storage_key(t: torch.Tensor) -> int | None:
         return None
 
 
-def set_origin(t: torch.Tensor, origin: tuple) -> None:
-    """Record where a host tensor came from (a loader batch, a factory), for classifying a crash."""
-    try:
-        storage = _untyped_storage(t)
-    except Exception:
-        return
-    if getattr(storage, ORIGIN_ATTR, None) is None:
-        setattr(storage, ORIGIN_ATTR, origin)
-
-
-def origin_of(t: torch.Tensor) -> tuple | None:
-    try:
-        return getattr(_untyped_storage(t), ORIGIN_ATTR, None)
-    except Exception:
-        return None
-
-
 def normalize(device: Any) -> str:
     """"cuda" / torch.device("cuda") / 0 -> "cuda:0"; "cpu" -> "cpu"; other devices as torch names them."""
     if isinstance(device, str):
@@ -137,52 +119,3 @@ def current_index() -> int:
 
 def set_current_index(index: int) -> None:
     _current[0] = index
-
-
-def as_torch_device(dev: str) -> torch.device:
-    return torch.device(dev)
-
-
-MOVED_ATTR = "_devlint_moved_at"
-
-
-def set_moved_at(t: torch.Tensor, where: tuple[str, int] | None) -> None:
-    """Record the user line that copied `t` to the GPU (for errors about where GPU data went)."""
-    if where is None:
-        return
-    try:
-        setattr(_untyped_storage(t), MOVED_ATTR, where)
-    except Exception:
-        pass
-
-
-def moved_at(t: torch.Tensor) -> tuple[str, int] | None:
-    try:
-        return getattr(_untyped_storage(t), MOVED_ATTR, None)
-    except Exception:
-        return None
-
-
-_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
-_DEVLINT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-def creator_frame(direct: bool = False) -> tuple[str, int, str] | None:
-    """(file, line, function) of the innermost frame outside torch and devlint.
-
-    With `direct`, None unless that frame called into torch itself: a factory call inside
-    `nn.Linear.__init__` is torch's business, not the user's.
-    """
-    frame = sys._getframe(1)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if filename.startswith(_DEVLINT_DIR) or filename.startswith("<frozen"):
-            frame = frame.f_back
-            continue
-        if filename.startswith(_TORCH_DIR):
-            if direct:
-                return None
-            frame = frame.f_back
-            continue
-        return filename, frame.f_lineno, frame.f_code.co_name
-    return None

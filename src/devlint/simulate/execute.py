@@ -16,7 +16,6 @@ import sys
 import sysconfig
 import time
 import traceback
-import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -237,9 +236,9 @@ def run(
     import torch
 
     from devlint.simulate import torch_version_warning
-    from devlint.simulate.classify import classify, detect_phase, device_error_in_chain, reported_frame
-    from devlint.simulate.dispatch import SimulationUnsupported
-    from devlint.simulate.limits import Limits, StopSimulation
+    from devlint.simulate.budget import Limits, StopSimulation
+    from devlint.simulate.classify import classify, detect_phase, device_error_in_chain, frames_of, reported_frame
+    from devlint.simulate.errors import SimulationUnsupported
     from devlint.simulate.session import Simulation
 
     outcome = RunOutcome(status=Status.CLEAN, target=target)
@@ -327,7 +326,7 @@ def run(
         live = frames_of(device_error.__traceback__)
         summaries = traceback.extract_tb(device_error.__traceback__)
         user_locals = [f.f_locals for f in live if is_user(f.f_code.co_filename)]
-        cause = classify(device_error, simulation.state, frames, user_locals)
+        cause = classify(device_error, user_locals)
         index = reported_frame(cause, live, is_user)
         if index is not None and index < len(summaries):
             outcome.location = _location(summaries[index], script_abs, target if not module else None)
@@ -410,12 +409,3 @@ def _finding(cause: Any, outcome: RunOutcome) -> Finding:
         rank=1,
         extra=extra,
     )
-
-
-def frames_of(tb: types.TracebackType | None) -> list[types.FrameType]:
-    """The frames of a traceback, outermost first."""
-    out = []
-    while tb is not None:
-        out.append(tb.tb_frame)
-        tb = tb.tb_next
-    return out

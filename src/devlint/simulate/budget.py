@@ -48,7 +48,6 @@ class Deadline:
         self._ops = 0
         self._old_handler: Any = None
         self._armed = False
-        self.expired = False
 
     def poll(self) -> None:
         """Called for every aten op; cheap except every 1024th call."""
@@ -58,7 +57,6 @@ class Deadline:
 
     def check(self) -> None:
         if self._end is not None and time.monotonic() >= self._end:
-            self.expired = True
             raise StopSimulation("time")
 
     def arm(self) -> None:
@@ -68,7 +66,6 @@ class Deadline:
             return
 
         def _on_alarm(signum: int, frame: Any) -> None:
-            self.expired = True
             raise StopSimulation("time")
 
         self._old_handler = signal.signal(signal.SIGALRM, _on_alarm)
