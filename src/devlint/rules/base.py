@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 from devlint.findings import Confidence, Fix, Severity
 
 if TYPE_CHECKING:  # pragma: no cover
-    import libcst as cst
-
     from devlint.analysis.events import Context
     from devlint.analysis.program import Program
 
@@ -30,7 +28,7 @@ class FixSafety(str, enum.Enum):
 class Report:
     """What a check yields: the node to point at and what to say."""
 
-    node: "cst.CSTNode"
+    node: object  # the syntax node the analysis recorded (rules never look inside it)
     message: str
     confidence: Confidence = Confidence.DEFINITE
     fix: "Fix | None" = None  # attached by rules that can fix
