@@ -12,11 +12,12 @@ from dataclasses import replace
 
 import libcst as cst
 
-from devlint.analysis import devices
+from devlint.analysis import conditions, devices
+from devlint.analysis.conditions import Condition
 from devlint.analysis.events import Context, Site, SiteKind
 from devlint.analysis.identity import fresh_objects, shape
 from devlint.analysis.names import canonical
-from devlint.analysis.placement import is_deviceish, join
+from devlint.analysis.placement import alternatives, conditional, is_deviceish, join
 from devlint.analysis.shared import Analyzer, Args, ClassInfo, Frame, Kwargs
 from devlint.analysis.syntax import block, code_of, dotted
 from devlint.analysis.values import (
@@ -32,10 +33,14 @@ from devlint.analysis.values import (
 from devlint.analysis.vocabulary import Fact
 from devlint.analysis.library.common import bound_arguments
 from devlint.analysis.library.frameworks import tokenizer_output
-from devlint.analysis.library.methods import library_method, receiver_method, tensor_method
+from devlint.analysis.library.methods import is_tensor_method, library_method, receiver_method, tensor_method
+from devlint.analysis.library.tensors import tensor_type_place, typed_tensor
 
 MAX_CALL_DEPTH = 6
 _MOVES = frozenset({"to", "cuda", "cpu"})
+_CONSTANT_KINDS = frozenset({Kind.SCALAR, Kind.STR, Kind.NONE})
+# kinds whose returned placement is kept path by path (a device returns its own fallback identity)
+_PATH_KINDS = frozenset({Kind.TENSOR, Kind.BATCH, Kind.ENCODING, Kind.UNKNOWN, Kind.MODULE})
 # roles whose code runs apart from the caller's loops (a forward pass, a DataLoader's sample)
 _OWN_LOOPS = frozenset({"forward", "getitem", "collate", "init"})
 
@@ -45,6 +50,10 @@ def eval_call(an: Analyzer, node: cst.Call, frame: Frame, statement: bool = Fals
     kwargs: Kwargs = {}
     for arg in node.args:
         value = an.eval(arg.value, frame)
+        if value.kind in _CONSTANT_KINDS and _is_literal(arg.value):
+            # a constant the caller writes: the callee's code must work for other values too,
+            # so it does not decide the callee's branches (a default it is left with does)
+            value = value.with_facts(Fact.CHOSEN)
         if arg.keyword is not None:
             kwargs[arg.keyword.value] = value
         elif arg.star == "**":
@@ -80,6 +89,8 @@ def eval_call(an: Analyzer, node: cst.Call, frame: Frame, statement: bool = Fals
 
 
 def call_value(an: Analyzer, callee: Value, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
+    if callee.kind is Kind.REF and callee.has(Fact.TENSOR_TYPE):
+        return typed_tensor(an, callee, node, args, kwargs, frame)  # `Tensor(n, 1)` for a chosen type
     if callee.kind is Kind.REF:
         return an.call_library(callee.qualname, node, args, kwargs, frame)
     if callee.kind is Kind.FUNCTION and callee.node is not None:
@@ -101,7 +112,7 @@ def call_value(an: Analyzer, callee: Value, node: cst.Call, args: Args, kwargs: 
 
 def call_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, args: Args, kwargs: Kwargs,
                 frame: Frame, statement: bool) -> Value:
-    if name in _MOVES:
+    if name in _MOVES or name == "type" and args and tensor_type_place(args[0]) is not None:
         return an.move_call(receiver, name, node, args, kwargs, frame, statement)
     special = receiver_method(an, receiver, name, node, args, kwargs, frame)  # argparse, matplotlib axes
     if special is not None:
@@ -118,7 +129,7 @@ def call_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, args: 
             held = an.get_attribute(receiver, name, node, frame)
             if held.kind is Kind.MODULE:
                 return call_value(an, held, node, args, kwargs, frame)
-    if kind is Kind.TENSOR or (kind is Kind.UNKNOWN and receiver.place.known):
+    if kind is Kind.TENSOR or (kind is Kind.UNKNOWN and receiver.place.known and is_tensor_method(name)):
         return tensor_method(an, receiver, name, node, args, kwargs, frame)
     if kind is Kind.MODULE:
         return an.module_method(receiver, name, node, args, kwargs, frame)
@@ -153,9 +164,11 @@ def call_super(an: Analyzer, name: str, node: cst.Call, args: Args, kwargs: Kwar
 
 def call_function(an: Analyzer, fn: cst.CSTNode, args: Args, kwargs: Kwargs, node: cst.CSTNode, frame: Frame, *,
                   class_info: ClassInfo | None = None, is_method: bool = False, role: str = "",
-                  want_self: bool = False) -> Value:
+                  want_self: bool = False, entry: bool = False) -> Value:
     """Run a function of the program (a def or a lambda) on abstract arguments; its effects on
-    the arguments' objects are rebound in the caller."""
+    the arguments' objects are rebound in the caller. An `entry` is a function no call reached:
+    the parameters it is not given are unknown, not their defaults (a default says what happens
+    when a caller omits the argument, not what every caller passes)."""
     an.analysed.add(id(fn))
     if frame.depth >= MAX_CALL_DEPTH or id(fn) in an.active or an.steps_left <= 0:
         return UNKNOWN
@@ -169,7 +182,7 @@ def call_function(an: Analyzer, fn: cst.CSTNode, args: Args, kwargs: Kwargs, nod
         role = "init"  # `self._build()` called from `__init__` sets up the instance like __init__
     memo_key: tuple | None = (id(fn), tuple(shape(a) for a in args),
                               tuple(sorted(((k, shape(v)) for k, v in kwargs.items()), key=lambda kv: kv[0])),
-                              role, want_self)
+                              role, want_self, entry)
     try:
         cached = an.memo.get(memo_key)
     except TypeError:
@@ -184,7 +197,7 @@ def call_function(an: Analyzer, fn: cst.CSTNode, args: Args, kwargs: Kwargs, nod
             an.rebind(frame, mapping.get(identity, identity), fresh_objects(new, mapping, first_new))
         return fresh_objects(result, mapping, first_new)
     first_new = new_identity()
-    env = _bind_parameters(an, params, args, kwargs, frame, is_method)
+    env = _bind_parameters(an, params, args, kwargs, frame, is_method, entry)
     name = fn.name.value if isinstance(fn, cst.FunctionDef) else "<lambda>"
     qualname = f"{class_info.name}.{name}" if class_info is not None else name
     if not role:
@@ -217,12 +230,7 @@ def call_function(an: Analyzer, fn: cst.CSTNode, args: Args, kwargs: Kwargs, nod
         else:
             generator = inner.scope.facts.is_generator(fn)
             an.exec_block(block(fn.body), inner)
-            if generator:
-                result = UNKNOWN
-            else:
-                result = NONE_VALUE
-                for r in inner.returns:
-                    result = r if result is NONE_VALUE else join_returns(an, result, r, fn, inner)
+            result = UNKNOWN if generator else join_returns(an, inner.returns, fn, inner)
     finally:
         an.active.pop()
     updates: dict[int, Value] = {}
@@ -243,7 +251,7 @@ def call_function(an: Analyzer, fn: cst.CSTNode, args: Args, kwargs: Kwargs, nod
 
 
 def _bind_parameters(an: Analyzer, params: cst.Parameters, args: Args, kwargs: Kwargs, frame: Frame,
-                     is_method: bool) -> dict[str, Value]:
+                     is_method: bool, entry: bool) -> dict[str, Value]:
     env: dict[str, Value] = {}
     positional = list(params.posonly_params) + list(params.params)
     remaining = list(args)
@@ -254,7 +262,7 @@ def _bind_parameters(an: Analyzer, params: cst.Parameters, args: Args, kwargs: K
         elif pname in kwargs:
             env[pname] = kwargs[pname].named(pname)
         elif param.default is not None:
-            env[pname] = an.eval(param.default, _defaults_frame(frame))
+            env[pname] = _default(an, param.default, frame, entry)
         else:
             env[pname] = UNKNOWN
     for param in params.kwonly_params:
@@ -262,7 +270,7 @@ def _bind_parameters(an: Analyzer, params: cst.Parameters, args: Args, kwargs: K
         if pname in kwargs:
             env[pname] = kwargs[pname].named(pname)
         elif param.default is not None:
-            env[pname] = an.eval(param.default, _defaults_frame(frame))
+            env[pname] = _default(an, param.default, frame, entry)
         else:
             env[pname] = UNKNOWN
     if isinstance(params.star_arg, cst.Param):
@@ -273,13 +281,50 @@ def _bind_parameters(an: Analyzer, params: cst.Parameters, args: Args, kwargs: K
     return env
 
 
-def _defaults_frame(frame: Frame) -> Frame:
-    return Frame(frame.scope.env, Context(), frame.depth, True, frame.scope, stmt=frame.stmt)
+def _is_literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(node, cst.Name):
+        return node.value in ("True", "False", "None")
+    return isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
+        and isinstance(node.expression, (cst.Integer, cst.Float))
 
 
-def join_returns(an: Analyzer, a: Value, b: Value, fn: cst.CSTNode, frame: Frame) -> Value:
+def _default(an: Analyzer, default: cst.BaseExpression, frame: Frame, entry: bool) -> Value:
+    """A parameter's default, evaluated where the function is defined (what it records, such as a
+    device chosen with a CPU fallback, still counts); unknown for an entry."""
+    value = an.eval(default, Frame(frame.scope.env, Context(), frame.depth, True, frame.scope, stmt=frame.stmt))
+    return UNKNOWN if entry else value
+
+
+def join_returns(an: Analyzer, returns: list[tuple[Condition | None, Value]], fn: cst.CSTNode,
+                 frame: Frame) -> Value:
+    """What a call returns, from the values its `return`s give on their paths: a value on the
+    GPU when one is available and left where it was otherwise (`return x.cuda() if ... else x`
+    written as two returns) keeps both placements, each on its path."""
+    if not returns:
+        return NONE_VALUE
+    result = returns[0][1]
+    for _, value in returns[1:]:
+        result = _join_two(an, result, value, fn, frame)
+    if len(returns) > 1 and result.kind in _PATH_KINDS and all(path is not None for path, _ in returns):
+        paths = []
+        for path, value in returns:
+            for condition, place in alternatives(value.place):
+                joined = conditions.conjoin(path, condition)
+                if joined is not None:
+                    paths.append((joined, place))
+        place = conditional(paths)
+        if place.known:
+            result = result.at(place)
+    return result
+
+
+def _join_two(an: Analyzer, a: Value, b: Value, fn: cst.CSTNode, frame: Frame) -> Value:
     """Join two returned values; a helper returning a GPU or the CPU (`try_gpu()`) returns a
     device with a CPU fallback, not an unknown one."""
+    if a is NONE_VALUE:
+        return b
     if is_deviceish(a) and is_deviceish(b):
         gpu = next((v.place for v in (a, b) if v.place.where in (Where.DEVICE, Where.COND)), None)
         cpu = any(v.place.on_host or v.has(Fact.CPU_FALLBACK) for v in (a, b))

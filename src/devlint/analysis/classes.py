@@ -83,7 +83,7 @@ def find_method(an: Analyzer, info: ClassInfo | None, name: str) -> tuple[ClassI
 
 
 def instantiate(an: Analyzer, info: ClassInfo, args: Args, kwargs: Kwargs, node: cst.CSTNode, frame: Frame,
-                run_init: bool = True) -> Value:
+                run_init: bool = True, entry: bool = False) -> Value:
     identity = new_identity()
     if info.is_module:
         origin = an.module_origin(node, frame, f"`{info.name}(...)`")
@@ -96,7 +96,7 @@ def instantiate(an: Analyzer, info: ClassInfo, args: Args, kwargs: Kwargs, node:
     init = find_method(an, info, "__init__")
     if init is not None and run_init:
         result_self = an.call_function(init[1], [value] + args, kwargs, node, frame, class_info=init[0],
-                                       is_method=True, role="init", want_self=True)
+                                       is_method=True, role="init", want_self=True, entry=entry)
         if result_self.identity == identity:
             value = result_self
     elif init is None and not info.is_module:
@@ -104,7 +104,8 @@ def instantiate(an: Analyzer, info: ClassInfo, args: Args, kwargs: Kwargs, node:
     if info.is_module:
         value = value.evolve(place=_module_place(value, info))
     if info.framework_managed:
-        value = value.with_facts(Fact.FRAMEWORK)
+        # a LightningModule: the Trainer places it and everything registered in it
+        value = an.move_module(value, UNKNOWN_PLACE).with_facts(Fact.FRAMEWORK)
     return value
 
 
@@ -177,7 +178,7 @@ def class_attribute(an: Analyzer, info: ClassInfo, attr: str, frame: Frame) -> V
 def standalone_instance(an: Analyzer, info: ClassInfo, frame: Frame) -> Value:
     """An instance for the methods no call reached, built the way the program builds one; its
     registered state is wherever the program moves instances of the class."""
-    value = instantiate(an, info, [], {}, info.node, frame, run_init=True)
+    value = instantiate(an, info, [], {}, info.node, frame, run_init=True, entry=True)
     if info.is_module and id(info.node) in an.moved_classes:
         value = an.move_module(value, device_at("device"))
     elif info.is_module:

@@ -69,7 +69,20 @@ def with_fallback(ident: str, condition: str | None = None) -> str:
     gpu = "?" if not ident or ident.startswith("=") else ident
     if condition is not None and _AVAILABILITY.search(condition) and "not" not in condition.split("(")[0]:
         return gpu + FALLBACK
-    return f"{gpu}{FALLBACK}@{norm(condition) if condition else '?'}"
+    return f"{gpu}{FALLBACK}@{_normalize_test(condition) if condition else '?'}"
+
+
+def fallback_condition(ident: str) -> str | None:
+    """The test that chooses between the GPU and the CPU in a fallback identity (`args.cuda`
+    in "cuda|cpu@args.cuda"); None when the choice is made by availability."""
+    if FALLBACK + "@" not in ident:
+        return None
+    condition = ident.split(FALLBACK + "@", 1)[1]
+    return None if condition == "?" else condition
+
+
+def _normalize_test(text: str) -> str:
+    return " ".join(text.split())
 
 
 def split(ident: str) -> tuple[str, bool]:

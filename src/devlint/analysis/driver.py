@@ -100,7 +100,7 @@ class Analysis:
             if id(stmt) not in self.analysed:
                 # program order restarts here: this function runs at some unknown point (DEV203)
                 self._entry(stmt, stmt.name.value, stmt.name.value)
-                self.call_function(stmt, [], {}, stmt, self._module_frame())
+                self.call_function(stmt, [], {}, stmt, self._module_frame(), entry=True)
         for info in list(self.classes.values()):
             if info.is_dataset:
                 continue  # a dataset's methods run where a DataLoader iterates it
@@ -113,7 +113,7 @@ class Analysis:
                     instance = classes.standalone_instance(self, info, self._module_frame())
                 self._entry(method, f"{info.name}.{name}", name)
                 self.call_function(method, [instance], {}, method, self._module_frame(),
-                                   class_info=info, is_method=True)
+                                   class_info=info, is_method=True, entry=True)
 
     def _entry(self, node: cst.CSTNode, function: str, name: str) -> None:
         self.emit(Site(node, Context(function=function), SiteKind.ENTRY, name, UNKNOWN))

@@ -51,10 +51,11 @@ class Event:
 class Meet(Event):
     """A value known to be on the host meets a value known to be on a device."""
 
-    host: Value
-    device: Value
+    host: Value  # placed on the host (on the path the meet happens on)
+    device: Value  # placed on a device (on that path)
     operation: str  # "call of `model`", "`+`", "torch.cat"
-    likely: bool = False  # the host side is on the host on some paths only
+    likely: bool = False  # the meet happens on some paths only
+    condition: str = ""  # those paths, described for messages ("`args.gpu` is None")
 
 
 @dataclass(frozen=True)

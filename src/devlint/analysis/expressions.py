@@ -12,9 +12,10 @@ from dataclasses import replace
 
 import libcst as cst
 
-from devlint.analysis import devices
+from devlint.analysis import conditions, devices
 from devlint.analysis.events import SiteKind
 from devlint.analysis.flow import fork
+from devlint.analysis.narrowing import narrow
 from devlint.analysis.placement import container_place, device_string_place, is_deviceish, join
 from devlint.analysis.shared import Analyzer, Frame
 from devlint.analysis.syntax import code_of, constant_key, fstring_prefix, string_value
@@ -32,10 +33,14 @@ from devlint.analysis.values import (
     Value,
     device_at,
 )
-from devlint.analysis.vocabulary import Fact, int_fact_of, known_int
+from devlint.analysis.vocabulary import Fact, bool_fact_of, decided, int_fact_of, known_bool, known_int, known_str, str_fact_of
 from devlint.knowledge import torch as tk
 
 _INT_LITERALS: dict[str, Value] = {}  # "4" -> SCALAR with fact int=4 (values are immutable)
+_STR_LITERALS: dict[str, Value] = {}  # "cpu" -> STR with fact str=cpu
+_MAX_KNOWN_STRING = 40
+# tests that can say something about the names they test (analysis/narrowing.py)
+_NARROWING_TESTS = (cst.Call, cst.Comparison, cst.UnaryOperation, cst.BooleanOperation)
 _INDEXED_FSTRING = re.compile(r"([a-z]+):\{\}")
 _CONTAINERS = (Kind.LIST, Kind.TUPLE, Kind.DICT)
 
@@ -80,6 +85,9 @@ def item_of(an: Analyzer, value: Value, key: object, text: str) -> Value:
         return value
     if key is not None:
         field = value.get_field(key)
+        if field is None and isinstance(key, int) and key < 0 and value.kind in (Kind.TUPLE, Kind.LIST, Kind.BATCH) \
+                and value.elem is None and value.fields and all(isinstance(k, int) and k >= 0 for k, _ in value.fields):
+            field = value.get_field(len(value.fields) + key)  # `t[-1]` of a tuple of known length
         if field is not None:
             if text and value.kind in (Kind.BATCH, Kind.ENCODING, Kind.OBJECT):
                 return field.named(text)  # `labels` / `batch["labels"]`, for messages
@@ -156,15 +164,30 @@ def is_data_iter(value: Value) -> bool:
 
 def eval_tuple(an: Analyzer, node: cst.Tuple | cst.List, frame: Frame) -> Value:
     kind = Kind.TUPLE if isinstance(node, cst.Tuple) else Kind.LIST
-    fields = []
-    for index, el in enumerate(node.elements):
+    head: list[Value] = []  # the members before the first starred one of unknown length
+    tail: list[Value] = []  # ... and after the last one
+    spread: list[Value] = []  # what the starred members of unknown length hold
+    for el in node.elements:
         value = an.eval(el.value, frame)
+        members = [value]
         if isinstance(el, cst.StarredElement):
-            return Value(kind, NO_TENSORS)
-        fields.append((index, value))
-    if not fields and kind is Kind.LIST:
+            if value.kind in (Kind.LIST, Kind.TUPLE) and value.elem is None and value.fields:
+                members = [f for _, f in value.fields]  # `(*pair, z)` with `pair` of known length
+            else:
+                spread.append(an.element_of(value))
+                tail = []
+                continue
+        (tail if spread else head).extend(members)
+    if not head and not tail and not spread and kind is Kind.LIST:
         return Value(kind, NO_TENSORS, facts=frozenset({Fact.EMPTY}))
-    return Value(kind, container_place(v for _, v in fields), fields=tuple(fields))
+    fields = tuple(enumerate(head)) + tuple((index - len(tail), v) for index, v in enumerate(tail))
+    elem = None
+    for member in spread:
+        elem = join(elem, member)
+    if elem is not None:
+        for member in head + tail:  # iterating visits every member
+            elem = join(elem, member)
+    return Value(kind, container_place(head + tail + spread), fields=fields, elem=elem)
 
 
 def eval_dict(an: Analyzer, node: cst.Dict, frame: Frame) -> Value:
@@ -211,10 +234,23 @@ def eval_string(an: Analyzer, node: cst.BaseExpression, frame: Frame) -> Value:
                 if isinstance(part, cst.FormattedStringExpression):
                     an.eval(part.expression, frame)
         return STR
+    return string_literal(text, node)
+
+
+def string_literal(text: str, node: cst.CSTNode | None = None) -> Value:
+    """A string of known text: a device string ("cuda:1") is placed; short strings remember
+    their text, so that comparisons of known constants decide `if` tests."""
     place = device_string_place(text, node)
     if place is not None:
-        return Value(Kind.STR, place, facts=frozenset({Fact.DEVICE_STR}))
-    return STR
+        return Value(Kind.STR, place, facts=frozenset({Fact.DEVICE_STR, str_fact_of(text)}))
+    if len(text) > _MAX_KNOWN_STRING:
+        return STR
+    known = _STR_LITERALS.get(text)
+    if known is None:
+        known = STR.with_facts(str_fact_of(text))
+        if len(_STR_LITERALS) < 10_000:
+            _STR_LITERALS[text] = known
+    return known
 
 
 def _fstring_ident(an: Analyzer, node: cst.BaseExpression, frame: Frame) -> str:
@@ -258,20 +294,26 @@ def eval_binary(an: Analyzer, node: cst.BinaryOperation, frame: Frame) -> Value:
 def eval_comparison(an: Analyzer, node: cst.Comparison, frame: Frame) -> Value:
     left = an.eval(node.left, frame)
     result = left
+    truth: bool | None = True  # the comparison of known constants, while every part is one
     for target in node.comparisons:
         right = an.eval(target.comparator, frame)
+        folded = compare_constants(left, target.operator, right)
+        truth = truth and folded if truth is not None and folded is not None else None
         if isinstance(target.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)):
             result = SCALAR
             continue
         result = an.binary(node, left, right, code_of(target.operator), frame)
         left = right
+    if truth is not None and result.kind is Kind.SCALAR:
+        return SCALAR.with_facts(bool_fact_of(truth))
     return result
 
 
 def eval_unary(an: Analyzer, node: cst.UnaryOperation, frame: Frame) -> Value:
     value = an.eval(node.expression, frame)
     if isinstance(node.operator, cst.Not):
-        return SCALAR
+        known = decided(value)
+        return SCALAR.with_facts(bool_fact_of(not known)) if known is not None else SCALAR
     if value.kind is Kind.SCALAR and value.facts:
         return SCALAR  # -4 is not the int 4
     return value
@@ -281,6 +323,10 @@ def eval_boolean(an: Analyzer, node: cst.BooleanOperation, frame: Frame) -> Valu
     left = an.eval(node.left, frame)
     right = an.eval(node.right, frame)
     if left.kind is Kind.SCALAR and right.kind is Kind.SCALAR:
+        a, b = decided(left), decided(right)
+        conjunction = isinstance(node.operator, cst.And)
+        if a is not None and (a is not conjunction or b is not None):  # decided by the left, or by both
+            return SCALAR.with_facts(bool_fact_of(a and b if conjunction else a or b))  # type: ignore[operator]
         return SCALAR
     if left.kind is Kind.NONE:
         return right
@@ -289,10 +335,17 @@ def eval_boolean(an: Analyzer, node: cst.BooleanOperation, frame: Frame) -> Valu
 
 def eval_ifexp(an: Analyzer, node: cst.IfExp, frame: Frame) -> Value:
     test_value = an.eval(node.test, frame)
-    if test_value.has(Fact.CUDA_AVAILABLE):
-        an.availability_conds.add(devices.norm(code_of(node.test)))
-    body = an.eval(node.body, frame)
-    orelse = an.eval(node.orelse, frame)
+    known = decided(test_value)
+    if known is not None:  # a constant test: the other side never runs
+        return an.eval(node.body if known else node.orelse, frame)
+    available = "cuda" if test_value.has(Fact.CUDA_AVAILABLE) else "mps" if test_value.has(Fact.MPS_AVAILABLE) else None
+    if available is not None:
+        an.availability_conds.add(conditions.normalize(code_of(node.test)))
+    lit = conditions.literal(code_of(node.test), available)
+    body = _eval_narrowed(an, node.body, node.test, frame, lit, True)
+    orelse = _eval_narrowed(an, node.orelse, node.test, frame, lit, False)
+    if available is not None and known_bool(body) is True and known_bool(orelse) is False:
+        return test_value  # `True if torch.cuda.is_available() else False` is the availability itself
     if is_deviceish(body) or is_deviceish(orelse):
         places = [v.place for v in (body, orelse) if is_deviceish(v)]
         device = next((p for p in places if p.on_device), None)
@@ -313,7 +366,20 @@ def eval_ifexp(an: Analyzer, node: cst.IfExp, frame: Frame) -> Value:
             elif len({p.ident for p in places}) > 1:
                 device = replace(device, ident="")  # one of two devices: which one is not known
             return Value(Kind.DEVICE, device, facts=frozenset({Fact.CPU_FALLBACK} if fallback else ()))
-    return join(body, orelse)
+    return join(body, orelse, lit)
+
+
+def _eval_narrowed(an: Analyzer, node: cst.BaseExpression, test: cst.BaseExpression, frame: Frame,
+                   lit: conditions.Literal, holds: bool) -> Value:
+    """One side of `a if test else b`, evaluated where the test holds (or fails)."""
+    if not isinstance(test, _NARROWING_TESTS):
+        return an.eval(node, frame)
+    branch = fork(frame)
+    path = conditions.with_literal(frame.path, lit if holds else conditions.negate(lit))
+    if path is not None:
+        branch.path = path
+    narrow(an, test, branch, holds)
+    return an.eval(node, branch)
 
 
 def eval_lambda(an: Analyzer, node: cst.Lambda, frame: Frame) -> Value:
@@ -362,3 +428,50 @@ EXPRESSIONS = {
     cst.NamedExpr: eval_walrus,
     cst.StarredElement: eval_starred,
 }
+
+
+_ORDERED = {cst.LessThan: lambda a, b: a < b, cst.LessThanEqual: lambda a, b: a <= b,
+            cst.GreaterThan: lambda a, b: a > b, cst.GreaterThanEqual: lambda a, b: a >= b}
+
+
+def _constant(value: Value) -> tuple[bool, object]:
+    """(known, the Python constant) for an int, string, bool or None of known value. A command
+    line option's default, a module-level setting or an argument is not known: the user or the
+    caller may pass another value."""
+    if value.has(Fact.OPTION_DEFAULT) or value.has(Fact.CHOSEN):
+        return False, None
+    if value.kind is Kind.NONE:
+        return True, None
+    for reader in (known_bool, known_int, known_str):
+        constant = reader(value)
+        if constant is not None:
+            return True, constant
+    return False, None
+
+
+def compare_constants(left: Value, operator: cst.BaseCompOp, right: Value) -> bool | None:
+    """The truth of `left <op> right` when both sides are known constants, else None."""
+    if isinstance(operator, (cst.In, cst.NotIn)):
+        if right.kind not in (Kind.LIST, Kind.TUPLE) or right.elem is not None or not right.fields:
+            return None
+        found, constant = _constant(left)
+        members = [_constant(f) for _, f in right.fields]
+        if not found or not all(known for known, _ in members):
+            return None
+        inside = any(constant == member for _, member in members)
+        return inside if isinstance(operator, cst.In) else not inside
+    found_left, a = _constant(left)
+    found_right, b = _constant(right)
+    if not (found_left and found_right):
+        return None
+    if isinstance(operator, (cst.Is, cst.Equal)):
+        return a == b if isinstance(operator, cst.Equal) or a is None or b is None else None
+    if isinstance(operator, (cst.IsNot, cst.NotEqual)):
+        return a != b if isinstance(operator, cst.NotEqual) or a is None or b is None else None
+    compare = _ORDERED.get(type(operator))
+    if compare is None or type(a) is not type(b) or a is None:
+        return None
+    try:
+        return bool(compare(a, b))
+    except TypeError:
+        return None

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devlint.analysis import conditions, devices
 from devlint.analysis.names import canonical
+from devlint.analysis.placement import alternatives
 from devlint.analysis.shared import Analyzer, Frame
 from devlint.analysis.syntax import code_of, dotted, is_setting_attribute
 from devlint.analysis.values import (
@@ -17,18 +19,22 @@ from devlint.analysis.values import (
     NO_TENSORS,
     ORIGIN_BATCH,
     ORIGIN_OUTSIDE_TREE,
+    SCALAR,
     UNKNOWN,
     UNKNOWN_PLACE,
     Kind,
     Origin,
     Value,
     Where,
+    device_at,
     ref,
 )
 from devlint.analysis.vocabulary import Fact
 from devlint.knowledge import torch as tk
 
 _DEVICE_HOLDERS = (Kind.TENSOR, Kind.MODULE, Kind.ACCELERATOR, Kind.ENCODING, Kind.BATCH)
+_SHAPED = (Kind.TENSOR, Kind.NDARRAY, Kind.UNKNOWN, Kind.BATCH)
+_SHAPE = Value(Kind.TUPLE, NO_TENSORS, elem=SCALAR)
 
 
 def get_attribute(an: Analyzer, owner: Value, attr: str, node: cst.CSTNode, frame: Frame) -> Value:
@@ -36,6 +42,8 @@ def get_attribute(an: Analyzer, owner: Value, attr: str, node: cst.CSTNode, fram
         qualname = canonical(f"{owner.qualname}.{attr}")
         if qualname in tk.DTYPES:
             return Value(Kind.DTYPE, NO_TENSORS, qualname=qualname)
+        if qualname in tk.CUDA_TENSOR_TYPES or qualname in tk.HOST_TENSOR_TYPES:
+            return tensor_type(qualname, node)
         return an.project_value(qualname, frame) or ref(qualname)
     field = owner.get_field(attr)
     if field is not None:
@@ -55,6 +63,12 @@ def get_attribute(an: Analyzer, owner: Value, attr: str, node: cst.CSTNode, fram
         return Value(Kind.DEVICE, UNKNOWN_PLACE)
     if attr == "dtype":
         return Value(Kind.DTYPE, NO_TENSORS)
+    if attr in tk.SHAPE_ATTRIBUTES and owner.kind in _SHAPED:
+        return _SHAPE  # a torch.Size / a NumPy shape: a tuple of ints
+    if attr in tk.SIZE_ATTRIBUTES and owner.kind in _SHAPED:
+        return SCALAR
+    if attr == "is_cuda" and owner.kind in _DEVICE_HOLDERS + (Kind.UNKNOWN,):
+        return _on_cuda(owner)
     if owner.kind is Kind.TENSOR:
         if attr in tk.TENSOR_VIEW_ATTRIBUTES:
             return owner
@@ -84,6 +98,31 @@ def get_attribute(an: Analyzer, owner: Value, attr: str, node: cst.CSTNode, fram
     if owner.kind in (Kind.OBJECT, Kind.DATASET, Kind.CLASS) and owner.node is not None:
         return method_value(an, owner, attr)  # `collate_fn=train_set.collate`
     return UNKNOWN
+
+
+def _on_cuda(owner: Value) -> Value:
+    """`x.is_cuda`: True when `x` is on CUDA on every path, False when on the host on every
+    path, and "whether a GPU is available" when `x` is on CUDA exactly when one is (moved with a
+    device that falls back to the CPU)."""
+    paths = alternatives(owner.place)
+    if all(p.on_device and devices.is_cuda(p.ident) and not devices.split(p.ident)[1] for _, p in paths):
+        return SCALAR.with_facts(Fact.TRUE)
+    if all(p.on_host for _, p in paths):
+        return SCALAR.with_facts(Fact.FALSE)
+    gpu_paths = [p for c, p in paths if not conditions.on_cpu_machine(c)]
+    by_availability = all(p.on_host for c, p in paths if conditions.on_cpu_machine(c))
+    if gpu_paths and by_availability and all(p.on_device and devices.is_cuda(p.ident) for p in gpu_paths) \
+            and (len(paths) > 1 or devices.falls_back_when_no_gpu(paths[0][1].ident)):
+        return SCALAR.with_facts(Fact.CUDA_AVAILABLE)
+    return SCALAR
+
+
+def tensor_type(qualname: str, node: cst.CSTNode | None) -> Value:
+    """`torch.cuda.FloatTensor`: a type whose tensors live on CUDA (`torch.FloatTensor`: on the
+    host), so that a choice between the two (`Tensor = torch.cuda.FloatTensor if cuda else ...`)
+    keeps where each path puts them."""
+    place = device_at("cuda", node, "cuda") if qualname in tk.CUDA_TENSOR_TYPES else HOST
+    return Value(Kind.REF, place, qualname=qualname, facts=frozenset({Fact.TENSOR_TYPE}))
 
 
 def method_value(an: Analyzer, owner: Value, attr: str) -> Value:

@@ -13,6 +13,7 @@ import libcst as cst
 
 from devlint.analysis import devices
 from devlint.analysis.events import Move, SiteKind
+from devlint.analysis.library.tensors import tensor_type_place
 from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
 from devlint.analysis.syntax import code_of
 from devlint.analysis.values import (
@@ -30,6 +31,7 @@ from devlint.analysis.vocabulary import Fact, known_int
 from devlint.knowledge import conventions
 
 _FIELD_HOLDERS = (Kind.OBJECT, Kind.BATCH, Kind.DICT, Kind.TUPLE, Kind.LIST)
+_ALIAS_HOLDERS = CONTAINERS | {Kind.OBJECT}
 
 
 def move_call(an: Analyzer, receiver: Value, method: str, node: cst.Call, args: Args, kwargs: Kwargs,
@@ -49,6 +51,8 @@ def move_call(an: Analyzer, receiver: Value, method: str, node: cst.Call, args: 
         return result
     if method == "cpu":
         target = HOST
+    elif method == "type":  # `x.type(torch.cuda.FloatTensor)`: the legacy cast moves it
+        target = tensor_type_place(args[0]) or HOST
     elif method == "cuda":
         target = _cuda_target(an, receiver, node, args, kwargs, frame)
     else:
@@ -203,10 +207,11 @@ def _rebind_submodules(an: Analyzer, frame: Frame, moved: Value, skip: int) -> N
 
 def _move_plain_aliases(an: Analyzer, fields: list[tuple[object, Value]],
                         target: Placement) -> list[tuple[object, Value]]:
-    """Modules in a plain list / dict attribute that are the same objects as registered
-    submodules (`self.levels = [...]` then `self.body = nn.Sequential(*self.levels)`: timm #820)
-    are moved in place with them. Identity is the object identity, or the construction site."""
-    plain = [i for i, (_, v) in enumerate(fields) if not v.has(Fact.REGISTERED) and v.kind in CONTAINERS]
+    """Modules in a plain list / dict attribute, or held by a plain helper object, that are the
+    same objects as registered submodules (`self.levels = [...]` then `self.body =
+    nn.Sequential(*self.levels)`: timm #820; `self.sampler = Sampler(self.body)`) are moved in
+    place with them. Identity is the object identity, or the construction site."""
+    plain = [i for i, (_, v) in enumerate(fields) if not v.has(Fact.REGISTERED) and v.kind in _ALIAS_HOLDERS]
     if not plain:
         return fields
     identities: set[int] = set()
@@ -232,7 +237,7 @@ def _move_plain_aliases(an: Analyzer, fields: list[tuple[object, Value]],
                 v.identity in identities if v.identity else v.origin is not None and v.origin.node is not None
                 and id(v.origin.node) in sites):
             return move_module(an, v, target, top=False)
-        if v.kind in CONTAINERS and depth < 2:
+        if v.kind in _ALIAS_HOLDERS and depth < 2:
             return v.evolve(fields=tuple((k, follow(f, depth + 1)) for k, f in v.fields),
                             elem=follow(v.elem, depth + 1) if v.elem is not None else None)
         return v

@@ -8,13 +8,15 @@ tensor handed to host-only code is a `HostUse`.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import libcst as cst
 
-from devlint.analysis import devices
+from devlint.analysis import conditions, devices
 from devlint.analysis.events import DeviceMeet, HostUse, Meet
-from devlint.analysis.placement import is_tensor_operand, join, tensor_result
+from devlint.analysis.placement import alternatives, is_tensor_operand, join, tensor_result
 from devlint.analysis.shared import Analyzer, Frame
-from devlint.analysis.values import HOST, NO_TENSORS, SCALAR, STR, UNKNOWN, Kind, Value, Where
+from devlint.analysis.values import HOST, NO_TENSORS, SCALAR, STR, UNKNOWN, Kind, Placement, Value, Where
 from devlint.analysis.vocabulary import Fact
 
 
@@ -38,46 +40,100 @@ def binary(an: Analyzer, node: cst.CSTNode, left: Value, right: Value, op: str, 
 
 
 def meet(an: Analyzer, node: cst.CSTNode, operands: list[Value], operation: str, frame: Frame) -> bool:
-    """Record host values meeting device values among `operands`; True if any did."""
-    device = next((v for v in operands if v.place.on_device and not v.has(Fact.SCATTERS)), None)
-    cond_device = next((v for v in operands if v.place.where is Where.COND), None)
+    """Record host values meeting device values among `operands`, path by path; True if any did.
+
+    A meet needs a path on which one operand is on the host and another on a device: paths of
+    the CPU-only machine do not count (a GPU run is the premise of every such crash), nor does a
+    device expression that falls back to the CPU on the very path the host value is on."""
+    sides = []  # (operand index, condition, placement, the condition under which it is not the CPU)
+    for index, value in enumerate(operands):
+        if value.has(Fact.SCATTERS):
+            continue
+        for condition, place in alternatives(value.place):
+            if place.on_device and not conditions.on_cpu_machine(condition):
+                sides.append((index, condition, place, _gpu_condition(place)))
     found = False
-    availability = an.availability_conds
-    for value in operands:
+    for index, value in enumerate(operands):
         if value.is_zero_dim or value.has(Fact.MANAGED):
             continue
-        if value.place.on_host and device is not None:
-            an.emit(Meet(node, an.ctx(frame), value, device, operation))
-            found = True
-        elif value.place.on_host and cond_device is not None:
-            an.emit(Meet(node, an.ctx(frame), value, cond_device, operation, likely=True))
-            found = True
-        elif value.place.where is Where.COND and device is not None and value is not device:
-            if devices.falls_back_when_no_gpu(devices.effective(value.place, availability)) \
-                    and devices.effective(value.place, availability) == devices.effective(device.place, availability):
-                continue  # both on the GPU when one is available, both on the CPU otherwise
-            an.emit(Meet(node, an.ctx(frame), value, device, operation, likely=True))
+        event = _first_meet(an, node, operands, index, value, sides, operation, frame)
+        if event is not None:
+            an.emit(event)
             found = True
     _device_meet(an, node, operands, operation, frame)
     return found
 
 
+def _first_meet(an: Analyzer, node: cst.CSTNode, operands: list[Value], index: int, value: Value,
+                sides: list, operation: str, frame: Frame) -> Meet | None:
+    for condition, place in alternatives(value.place):
+        if not place.on_host or conditions.on_cpu_machine(condition):
+            continue
+        for other, device_condition, device_place, gpu_condition in sides:
+            if other == index:
+                continue
+            both = conditions.conjoin(condition, device_condition)
+            if both is None or conditions.conjoin(both, gpu_condition) is None:
+                continue  # the two cannot be where they are on one path
+            likely = not conditions.is_premise(both)
+            return Meet(node, an.ctx(frame), value.at(place), operands[other].at(device_place), operation,
+                        likely=likely, condition=conditions.describe(both) if likely else "")
+    return None
+
+
+def _gpu_condition(place: Placement) -> conditions.Condition:
+    """The paths on which a device placement is not the CPU: its device expression's own
+    fallback (`"cuda" if args.cuda else "cpu"` is the CPU when `args.cuda` is false)."""
+    gpu, falls_back = devices.split(place.ident)
+    if not falls_back:
+        return conditions.ALWAYS
+    choice = devices.fallback_condition(place.ident)
+    if choice is None:  # chosen by availability
+        kind = devices.parse(gpu)[0]
+        return frozenset({conditions.literal("", kind if kind in conditions.AVAILABLE else "cuda")})
+    return frozenset({conditions.literal(choice)})
+
+
 def _device_meet(an: Analyzer, node: cst.CSTNode, operands: list[Value], operation: str, frame: Frame) -> None:
     """Two operands placed by device expressions of different identities (DEV111 judges them)."""
     availability = an.availability_conds
-    # a value on a device only under a user's condition is on the host on the other path:
-    # that is a host-device meet (Meet, likely), not a choice between two devices
-    placed = [v for v in operands if v.place.ident and not v.is_zero_dim and not v.has(Fact.MANAGED)
-              and not v.has(Fact.SCATTERS) and (v.place.on_device or v.place.where is Where.COND
-                                               and devices.falls_back_when_no_gpu(
-                                                   devices.effective(v.place, availability)))]
-    for index, first in enumerate(placed):
-        second = next((v for v in placed[index + 1:]
-                       if devices.effective(v.place, availability) != devices.effective(first.place, availability)),
-                      None)
-        if second is not None:
-            an.emit(DeviceMeet(node, an.ctx(frame), first, second, operation))
+    placed = []  # (operand, condition, placement with its effective identity)
+    for value in operands:
+        if not value.place.ident or value.is_zero_dim or value.has(Fact.MANAGED) or value.has(Fact.SCATTERS):
+            continue
+        for condition, place in _device_alternatives(value.place, availability):
+            placed.append((value, condition, place))
+    for index, (first, first_condition, first_place) in enumerate(placed):
+        for second, second_condition, second_place in placed[index + 1:]:
+            if second is first or first_place.ident == second_place.ident:
+                continue
+            if conditions.conjoin(first_condition, second_condition) is None:
+                continue
+            an.emit(DeviceMeet(node, an.ctx(frame), first.at(first_place), second.at(second_place), operation))
             return
+
+
+def _device_alternatives(place: Placement, availability: set[str]) -> list[tuple[conditions.Condition, Placement]]:
+    """The device placements a value may have, each with its effective identity (a value on a
+    device only when a GPU is available is on "that GPU or the CPU"). A value on a device only
+    under a user's condition is on the host on the other path: that is a host-device meet
+    (Meet, likely), not a choice between two devices, so it has none."""
+    if place.where is Where.DEVICE and not place.paths:
+        return [(conditions.ALWAYS, replace(place, ident=devices.effective(place, availability)))]
+    paths = alternatives(place)
+    hosts = [c for c, p in paths if p.where is not Where.DEVICE]
+    if any(not conditions.on_cpu_machine(c) for c in hosts):
+        return []
+    out = []
+    for condition, alternative in paths:
+        if alternative.where is not Where.DEVICE or not alternative.ident:
+            continue
+        ident = alternative.ident
+        if hosts:
+            ident = devices.with_fallback(ident, conditions.text(condition))
+        out.append((condition, replace(alternative, ident=devices.effective(replace(alternative, ident=ident),
+                                                                            availability))))
+    return out
 
 
 def host_consumer(an: Analyzer, node: cst.CSTNode, values: list[Value], consumer: str, frame: Frame,
@@ -89,7 +145,11 @@ def host_consumer(an: Analyzer, node: cst.CSTNode, values: list[Value], consumer
         if value.kind in (Kind.LIST, Kind.TUPLE):
             candidates = [v for _, v in value.fields] + ([value.elem] if value.elem is not None else [])
         for v in candidates:
-            if v.kind in (Kind.TENSOR, Kind.UNKNOWN) and v.place.on_device and not v.has(Fact.MANAGED):
-                an.emit(HostUse(node, an.ctx(frame), v, consumer))
+            if v.kind not in (Kind.TENSOR, Kind.UNKNOWN) or v.has(Fact.MANAGED):
+                continue
+            # on a device, or on the GPU whenever one is there (moved under an availability test)
+            place = next((p for c, p in alternatives(v.place) if p.on_device and conditions.is_premise(c)), None)
+            if place is not None:
+                an.emit(HostUse(node, an.ctx(frame), v.at(place), consumer))
                 return result
     return result

@@ -11,7 +11,8 @@ import re
 from dataclasses import replace
 from typing import Iterable
 
-from devlint.analysis import devices
+from devlint.analysis import conditions, devices
+from devlint.analysis.conditions import ALWAYS, Condition, Literal
 from devlint.analysis.values import (
     CONTAINERS,
     HOST,
@@ -31,12 +32,51 @@ _INDEXED_DEVICE = re.compile(r"(cuda|xpu|npu|mps|hpu):\d+")
 _DEVICE_TYPES = frozenset({"cuda", "mps", "xpu", "npu", "hpu", "xla", "meta"})
 
 
-def join_places(a: Placement, b: Placement, cond: str | None) -> Placement:
+MAX_ALTERNATIVES = 8  # a placement with more paths than this is not kept (unknown)
+
+
+def alternatives(place: Placement) -> tuple[tuple[Condition, Placement], ...]:
+    """Where the value is on each path: (condition, placement) pairs, none of them COND."""
+    if place.paths:
+        return place.paths
+    return ((ALWAYS, place),)
+
+
+def conditional(paths: Iterable[tuple[Condition, Placement]]) -> Placement:
+    """The placement of a value that is where `paths` says on each path. Paths that agree
+    collapse: a value on the same device on every path is simply there."""
+    kept = [(c, p) for c, p in paths if p.where is not Where.NONE]
+    if not kept:
+        return NO_TENSORS
+    if len(kept) > MAX_ALTERNATIVES:
+        return UNKNOWN_PLACE
+    first = kept[0][1]
+    if all(p.where is first.where and p.ident == first.ident and p.device == first.device for _, p in kept):
+        return first
+    if all(p.where is Where.DEVICE for _, p in kept):
+        # on a device on every path, by different device expressions (DEV111 compares them)
+        return replace(first, paths=tuple(kept))
+    if all(p.where is Where.UNKNOWN for _, p in kept):
+        return UNKNOWN_PLACE
+    device = next(((c, p) for c, p in kept if p.where is Where.DEVICE), None)
+    if device is None:
+        return Placement(Where.COND, paths=tuple(kept))
+    condition, place = device
+    return Placement(Where.COND, place.device, place.node, conditions.text(condition), place.ident, tuple(kept))
+
+
+def on_a_gpu(place: Placement) -> bool:
+    """On a device on every path of a machine that has a GPU (the CPU only as the fallback)."""
+    paths = [p for c, p in alternatives(place) if not conditions.on_cpu_machine(c)]
+    return bool(paths) and all(p.on_device for p in paths)
+
+
+def join_places(a: Placement, b: Placement, cond: Literal | None) -> Placement:
     """Join two placements from two paths.
 
-    `cond` is the branch condition (true on the path of `a`) when the join closes an `if`;
-    None for loops and exception handlers, where a difference is doubt, not evidence.
-    """
+    `cond` is the literal of the branch condition (true on the path of `a`) when the join
+    closes an `if`; None for loops and exception handlers, where a difference is doubt, not
+    evidence."""
     if a == b:
         return a
     if a.where is Where.NONE:
@@ -44,21 +84,19 @@ def join_places(a: Placement, b: Placement, cond: str | None) -> Placement:
     if b.where is Where.NONE:
         return a
     if cond is not None:
-        pair = {a.where, b.where}
-        if pair == {Where.HOST, Where.DEVICE}:
-            dev = a if a.on_device else b
-            condition = cond if a.on_device else f"not ({cond})"
-            return Placement(Where.COND, dev.device, dev.node, condition, ident=dev.ident)
-        if pair == {Where.DEVICE} and a.where is Where.DEVICE:
-            return a  # both on a device (expressions may differ; DEV111's business)
-        if Where.COND in pair and pair <= {Where.COND, Where.DEVICE, Where.HOST}:
-            return a if a.where is Where.COND else b
+        paths = []
+        for lit, place in ((cond, a), (conditions.negate(cond), b)):
+            for condition, alternative in alternatives(place):
+                joined = conditions.with_literal(condition, lit)
+                if joined is not None:
+                    paths.append((joined, alternative))
+        return conditional(paths)
     if a.where is Where.DEVICE and b.where is Where.DEVICE:
         return a
     return UNKNOWN_PLACE
 
 
-def join(a: "Value | None", b: "Value | None", cond: str | None = None) -> Value:
+def join(a: "Value | None", b: "Value | None", cond: Literal | None = None) -> Value:
     """Join two values that reach the same point on different paths."""
     if a is None:
         return b if b is not None else UNKNOWN
@@ -168,10 +206,38 @@ def tensor_result(operands: list[Value], zero_dim: bool = False) -> Value:
     known = [v for v in operands if v.place.known]
     if len(known) == len(operands) and operands:
         cond = next((v for v in operands if v.place.where is Where.COND), None)
+        if cond is not None and sum(v.place.where is Where.COND for v in operands) > 1:
+            return Value(Kind.TENSOR, combined_place([v.place for v in operands]), cond.origin)
         base = cond if cond is not None else next((v for v in operands if not v.is_zero_dim), operands[0])
         value = Value(Kind.TENSOR, base.place, base.origin)
         return value.with_facts(Fact.ZERO_DIM) if zero_dim else value
     return Value(Kind.TENSOR, UNKNOWN_PLACE)
+
+
+def combined_place(places: list[Placement]) -> Placement:
+    """Where the result of an operation on values placed by `places` is, path by path: on a
+    device where any operand is, on the host where all are."""
+    combinations: list[tuple[Condition, list[Placement]]] = [(ALWAYS, [])]
+    for place in places:
+        grown = []
+        for condition, chosen in combinations:
+            for alt_condition, alternative in alternatives(place):
+                joined = conditions.conjoin(condition, alt_condition)
+                if joined is not None:
+                    grown.append((joined, chosen + [alternative]))
+        combinations = grown
+        if len(combinations) > MAX_ALTERNATIVES:
+            return UNKNOWN_PLACE
+    paths = []
+    for condition, chosen in combinations:
+        device = next((p for p in chosen if p.where is Where.DEVICE), None)
+        if device is not None:
+            paths.append((condition, device))
+        elif all(p.where is Where.HOST for p in chosen):
+            paths.append((condition, chosen[0]))
+        else:
+            paths.append((condition, UNKNOWN_PLACE))
+    return conditional(paths)
 
 
 def is_tensor_operand(value: Value) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 
+from devlint.analysis.conditions import ALWAYS, Condition
 from devlint.analysis.events import Context, Event
 from devlint.analysis.values import Placement, Value
 
@@ -50,13 +51,16 @@ class Scope:
 class Frame:
     """The state of one function activation (or of the module body) on one path."""
 
-    __slots__ = ("env", "ctx", "returns", "depth", "module_level", "self_name", "fn", "scope", "stmt", "loop")
+    __slots__ = ("env", "ctx", "returns", "depth", "module_level", "self_name", "fn", "scope", "stmt", "loop",
+                 "path")
 
     def __init__(self, env: dict[str, Value], ctx: Context, depth: int, module_level: bool, scope: Scope,
                  fn: "cst.CSTNode | None" = None, stmt: "cst.CSTNode | None" = None) -> None:
         self.env = env
         self.ctx = ctx
-        self.returns: list[Value] = []
+        # what the activation returns, each with the path it returns on (None: not known, a
+        # return inside a loop)
+        self.returns: list[tuple[Condition | None, Value]] = []
         self.depth = depth
         self.module_level = module_level
         self.self_name = ""
@@ -64,6 +68,7 @@ class Frame:
         self.scope = scope
         self.stmt = stmt  # the statement being executed (events remember it, fixes edit it)
         self.loop: "cst.CSTNode | None" = None  # the innermost loop of this function around `stmt`
+        self.path: Condition = ALWAYS  # the branch conditions that hold here since the function began
 
     def child(self, env: dict[str, Value], ctx: Context | None = None) -> "Frame":
         """A frame for a block of the same activation (a branch, a loop pass, a `with` body)."""
@@ -71,6 +76,7 @@ class Frame:
                       self.fn, self.stmt)
         child.self_name = self.self_name
         child.loop = self.loop
+        child.path = self.path
         return child
 
     def sync_module_env(self) -> None:
@@ -191,7 +197,7 @@ class Analyzer(Protocol):
     # calls
     def call_function(self, fn: "cst.CSTNode", args: Args, kwargs: Kwargs, node: "cst.CSTNode", frame: Frame, *,
                       class_info: ClassInfo | None = None, is_method: bool = False, role: str = "",
-                      want_self: bool = False) -> Value: ...
+                      want_self: bool = False, entry: bool = False) -> Value: ...
     def call_value(self, callee: Value, node: "cst.Call", args: Args, kwargs: Kwargs, frame: Frame) -> Value: ...
     def call_library(self, qualname: str, node: "cst.Call", args: Args, kwargs: Kwargs, frame: Frame) -> Value: ...
     def call_method(self, receiver: Value, name: str, node: "cst.Call", args: Args, kwargs: Kwargs,
@@ -202,7 +208,7 @@ class Analyzer(Protocol):
     def class_of(self, value: Value) -> ClassInfo | None: ...
     def find_method(self, info: ClassInfo | None, name: str) -> "tuple[ClassInfo, cst.FunctionDef] | None": ...
     def instantiate(self, info: ClassInfo, args: Args, kwargs: Kwargs, node: "cst.CSTNode", frame: Frame,
-                    run_init: bool = True) -> Value: ...
+                    run_init: bool = True, entry: bool = False) -> Value: ...
     def class_attribute(self, info: ClassInfo, attr: str, frame: Frame) -> Value | None: ...
     def method_value(self, owner: Value, attr: str) -> Value: ...
     def define_class(self, node: "cst.ClassDef", frame: Frame) -> None: ...

@@ -11,21 +11,23 @@ from dataclasses import replace
 
 import libcst as cst
 
-from devlint.analysis import devices
+from devlint.analysis import conditions, devices
 from devlint.analysis.events import SiteKind
 from devlint.analysis.flow import fork, join_envs, run_loop
+from devlint.analysis.narrowing import narrow
+from devlint.analysis.placement import on_a_gpu
 from devlint.analysis.library.environment import record_env_write
-from devlint.analysis.names import canonical
 from devlint.analysis.shared import Analyzer, Frame
 from devlint.analysis.syntax import block, code_of, constant_key, dotted, terminates
-from devlint.analysis.values import NO_TENSORS, NONE_VALUE, NOT_TENSORS, ORIGIN_BATCH, UNKNOWN, Kind, Origin, Value, Where
-from devlint.analysis.vocabulary import Fact
+from devlint.analysis.values import NO_TENSORS, NONE_VALUE, ORIGIN_BATCH, UNKNOWN, Kind, Origin, Value, Where
+from devlint.analysis.vocabulary import Fact, decided
 from devlint.knowledge import conventions, matches
 from devlint.knowledge import libraries as lib
 from devlint.knowledge import torch as tk
 
 _MAIN_TEST = re.compile(r"__name__\s*==\s*['\"]__main__['\"]")
 _INDEXED_OWNERS = frozenset({Kind.DICT, Kind.BATCH, Kind.ENCODING, Kind.LIST, Kind.OBJECT})
+_CONSTANT_KINDS = frozenset({Kind.SCALAR, Kind.STR, Kind.NONE})
 
 
 # --- simple statements -----------------------------------------------------------------------
@@ -65,7 +67,9 @@ def exec_assert(an: Analyzer, node: cst.Assert, frame: Frame) -> None:
 
 
 def exec_return(an: Analyzer, node: cst.Return, frame: Frame) -> None:
-    frame.returns.append(an.eval(node.value, frame) if node.value is not None else NONE_VALUE)
+    value = an.eval(node.value, frame) if node.value is not None else NONE_VALUE
+    # inside a loop the path is not known: a return in one iteration ends the others
+    frame.returns.append((frame.path if frame.loop is None else None, value))
 
 
 def exec_import(an: Analyzer, node: cst.Import, frame: Frame) -> None:
@@ -119,19 +123,34 @@ def exec_class_def(an: Analyzer, node: cst.ClassDef, frame: Frame) -> None:
 def exec_if(an: Analyzer, node: cst.If, frame: Frame) -> None:
     test_text = code_of(node.test)
     frame.stmt = node
-    if an.eval(node.test, frame).has(Fact.CUDA_AVAILABLE):
-        an.availability_conds.add(devices.norm(test_text))
+    test = an.eval(node.test, frame)
+    available = available_device_type(test)
+    if available is not None:
+        an.availability_conds.add(conditions.normalize(test_text))
     if _MAIN_TEST.fullmatch(test_text):
         an.exec_block(block(node.body), frame)
         return
-    guards = any(test in test_text for test in conventions.AVAILABILITY_TESTS)
+    known = decided(test)
+    if known is not None:  # a literal, or a comparison of known constants: the other branch is dead
+        _run_branch(an, node, frame, known)
+        return
+    lit = conditions.literal(test_text, available)
+    body_path = conditions.with_literal(frame.path, lit)
+    else_path = conditions.with_literal(frame.path, conditions.negate(lit))
+    if body_path is None or else_path is None:  # the same test seen again on this path
+        _run_branch(an, node, frame, body_path is not None)
+        return
+    guards = any(t in test_text for t in conventions.AVAILABILITY_TESTS)
     if not guards and conventions.GPU_SWITCH.search(test_text) and "torch." not in test_text:
         # `if args.cuda:`: the user picks the GPU, and the other path runs on the CPU
         an.emit_site(node, frame, SiteKind.CUDA_FLAG, "", UNKNOWN, text=test_text)
     body_frame = fork(frame, guarded=guards and "not " not in test_text)
-    narrow_to_tensors(an, node.test, body_frame)
+    body_frame.path = body_path
+    narrow(an, node.test, body_frame, True)
     an.exec_block(block(node.body), body_frame)
     else_frame = fork(frame, guarded=guards and "not " in test_text)
+    else_frame.path = else_path
+    narrow(an, node.test, else_frame, False)
     orelse = node.orelse
     if isinstance(orelse, cst.If):
         exec_if(an, orelse, else_frame)
@@ -144,41 +163,38 @@ def exec_if(an: Analyzer, node: cst.If, frame: Frame) -> None:
         else_terminates = False
     body_terminates = terminates(block(node.body))
     if body_terminates and not else_terminates:
-        frame.env = else_frame.env
+        frame.env, frame.path = else_frame.env, else_frame.path
     elif else_terminates and not body_terminates:
-        frame.env = body_frame.env
+        frame.env, frame.path = body_frame.env, body_frame.path
     else:
-        frame.env = join_envs(body_frame.env, else_frame.env, test_text)
+        frame.env = join_envs(body_frame.env, else_frame.env, lit)
+        fallback = conditions.text(frozenset({lit}))
         for value in frame.env.values():  # `if avail: device = "cuda" else: device = "cpu"`
-            if value.has(Fact.CPU_FALLBACK) and value.place.where is Where.COND and test_text in value.place.cond:
+            if value.has(Fact.CPU_FALLBACK) and value.place.where is Where.COND and fallback in value.place.cond:
                 an.emit_site(node, frame, SiteKind.CPU_FALLBACK, "", value, text=test_text)
                 break
     frame.returns.extend(body_frame.returns + else_frame.returns)
     frame.sync_module_env()
 
 
-def narrow_to_tensors(an: Analyzer, test: cst.BaseExpression, frame: Frame) -> None:
-    """`if hasattr(ids, "cpu"):` / `if isinstance(ids, torch.Tensor):` is false for a NumPy
-    array or a list: inside, a name the analysis believed to be one is something else."""
-    while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        narrow_to_tensors(an, test.right, frame)
-        test = test.left
-    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and len(test.args) == 2
-            and isinstance(test.args[0].value, cst.Name)):
-        return
-    name, probe = test.args[0].value.value, test.args[1].value
-    value = frame.env.get(name)
-    if value is None or value.kind not in NOT_TENSORS:
-        return
-    if test.func.value == "hasattr":
-        narrows = isinstance(probe, cst.SimpleString) and probe.evaluated_value in tk.TENSOR_ONLY_ATTRIBUTES
-    elif test.func.value == "isinstance":
-        kind = an.eval(probe, frame)
-        narrows = kind.kind is Kind.REF and canonical(kind.qualname) in tk.TENSOR_TYPES
-    else:
-        narrows = False
-    if narrows:
-        frame.env[name] = UNKNOWN
+def _run_branch(an: Analyzer, node: cst.If, frame: Frame, holds: bool) -> None:
+    """Run the branch of an `if` whose test is known to be `holds`, in the frame itself."""
+    if holds:
+        an.exec_block(block(node.body), frame)
+    elif isinstance(node.orelse, cst.If):
+        exec_if(an, node.orelse, frame)
+    elif isinstance(node.orelse, cst.Else):
+        an.exec_block(block(node.orelse.body), frame)
+    frame.sync_module_env()
+
+
+def available_device_type(value: Value) -> str | None:
+    """The device type whose availability a test's value asks about, if it does."""
+    if value.has(Fact.CUDA_AVAILABLE):
+        return "cuda"
+    if value.has(Fact.MPS_AVAILABLE):
+        return "mps"
+    return None
 
 
 def exec_for(an: Analyzer, node: cst.For, frame: Frame) -> None:
@@ -219,13 +235,13 @@ def exec_with(an: Analyzer, node: cst.With, frame: Frame) -> None:
     changes: dict[str, bool] = {}
     for item in node.items:
         value = an.eval(item.item, frame)
+        if value.kind is Kind.DEVICE and on_a_gpu(value.place):
+            changes["default_device"] = True  # `with torch.device("cuda"):` or `with dev:`
         if isinstance(item.item, cst.Call):
             callee = an.eval(item.item.func, frame)
             qualname = callee.qualname if callee.kind is Kind.REF else ""
             if matches(qualname, tk.NO_GRAD_CONTEXTS):
                 changes["no_grad"] = True
-            if matches(qualname, tk.DEFAULT_DEVICE_CONTEXTS) and value.kind is Kind.DEVICE and value.place.on_device:
-                changes["default_device"] = True
         if item.asname is not None:
             an.assign(item.asname.name, value if value.kind is not Kind.REF else UNKNOWN, frame, node)
     inner = frame.child(frame.env, replace(frame.ctx, **changes) if changes else frame.ctx)
@@ -289,17 +305,24 @@ if hasattr(cst, "TryStar"):
 
 def assign(an: Analyzer, target: cst.BaseExpression, value: Value, frame: Frame, stmt: cst.CSTNode) -> None:
     if isinstance(target, cst.Name):
+        if frame.module_level and value.kind in _CONSTANT_KINDS:
+            value = value.with_facts(Fact.CHOSEN)  # a setting the user edits (`checkpoint = None`)
         frame.env[target.value] = value.named(target.value)
         frame.sync_module_env()
     elif isinstance(target, (cst.Tuple, cst.List)):
-        elements = [el.value for el in target.elements]
+        count = len(target.elements)
+        after_star = False
         for index, el in enumerate(target.elements):
             if isinstance(el, cst.StarredElement):
                 assign(an, el.value, Value(Kind.LIST, value.place, elem=an.element_of(value)), frame, stmt)
+                after_star = True
                 continue
-            assign(an, elements[index], an.item_of(value, index, code_of(elements[index])
-                                                   if isinstance(elements[index], cst.Name) else ""),
-                   frame, stmt)
+            # members after a starred target, and members of a value whose own starred members
+            # have unknown length, count from the end
+            position = index - count if after_star or value.get_field(index) is None and \
+                value.get_field(index - count) is not None else index
+            name = code_of(el.value) if isinstance(el.value, cst.Name) else ""
+            assign(an, el.value, an.item_of(value, position, name), frame, stmt)
     elif isinstance(target, cst.Attribute):
         owner = an.eval(target.value, frame)
         if owner.identity == 0 and owner.kind in (Kind.MODULE, Kind.UNKNOWN):

@@ -53,7 +53,7 @@ NOT_TENSORS = frozenset({Kind.NDARRAY, Kind.LIST, Kind.TUPLE, Kind.DICT, Kind.SC
 class Where(enum.Enum):
     HOST = "host"
     DEVICE = "device"
-    COND = "cond"  # on the host on some paths, on a device on the others
+    COND = "cond"  # where it is depends on the path (`Placement.paths`)
     UNKNOWN = "unknown"
     NONE = "none"  # holds no tensors at all (a loss without weights, ReLU)
 
@@ -67,6 +67,10 @@ class Placement:
     # which device the expression names, normalised (analysis/devices.py): "cuda", "cuda:1",
     # "cuda:{rank}", "cuda|cpu" (with a CPU fallback), "=args.device" (opaque), "" (not known)
     ident: str = ""
+    # where the value is on each path, when that depends on the path: (condition, placement)
+    # pairs (analysis/conditions.py, analysis/placement.py `conditional`); `device`, `node`,
+    # `cond` and `ident` then describe the first device alternative
+    paths: tuple = ()
 
     @property
     def on_host(self) -> bool:

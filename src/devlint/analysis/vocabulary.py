@@ -37,16 +37,21 @@ class Fact:
     HF_DATASET = "hf_dataset"  # a HF `datasets` object: its rows' placement is not known
     # devices
     CUDA_AVAILABLE = "cuda_available"  # the result of torch.cuda.is_available()
+    MPS_AVAILABLE = "mps_available"  # the result of torch.backends.mps.is_available()
     CPU_FALLBACK = "cpu_fallback"  # a device chosen between a GPU and the CPU
     DEVICE_STR = "device_str"  # a string naming a device ("cuda:1")
     # containers and iteration
     EMPTY = "empty"  # an empty list literal
     DATA_ITER = "data_iter"  # iterating it yields batches (enumerate(loader), zip(loader, ...))
     # objects of outside libraries
+    TENSOR_TYPE = "tensor_type"  # a legacy typed tensor class (torch.cuda.FloatTensor), placed where it makes tensors
     PLOT_AXES = "plot_axes"  # matplotlib axes
     ARGPARSER = "argparser"  # an argparse.ArgumentParser
     PARSED_ARGS = "parsed_args"  # what parse_args() returned
     OPTION_DEFAULT = "option_default"  # a number that is a command-line option's default
+    # a constant whoever runs or calls the code chooses (a module-level setting, an argument):
+    # known for messages and counts, never for deciding which branch of an `if` runs
+    CHOSEN = "chosen"
 
     TRUE = "bool=True"
     FALSE = "bool=False"
@@ -74,8 +79,31 @@ def known_int(value: "Value | None") -> int | None:
     return None
 
 
+def str_fact_of(text: str) -> str:
+    """The fact that says a value is the literal string `text` (`device="cpu"`)."""
+    return f"str={text}"
+
+
+def known_str(value: "Value | None") -> str | None:
+    """The literal string a value is known to hold, if any."""
+    if value is None:
+        return None
+    for fact in value.facts:
+        if fact.startswith("str="):
+            return fact[4:]
+    return None
+
+
 def holds_int(value: "Value") -> bool:
     return any(fact.startswith("int=") for fact in value.facts)
+
+
+def decided(value: "Value") -> bool | None:
+    """True / False when a test's value is a constant of the code itself (not a setting, an
+    option's default or an argument: see Fact.CHOSEN), so one branch never runs; else None."""
+    if Fact.CHOSEN in value.facts or Fact.OPTION_DEFAULT in value.facts:
+        return None
+    return known_bool(value)
 
 
 def known_bool(value: "Value | None") -> bool | None:

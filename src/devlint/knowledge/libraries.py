@@ -94,6 +94,27 @@ START_METHOD_SETTERS = frozenset({"*.set_start_method"})
 # --- host-only consumers (DEV109) ---------------------------------------------------------
 
 NUMPY = frozenset({"numpy.*"})
+# NumPy's constants: Python floats
+NUMPY_CONSTANTS = frozenset({"numpy.e", "numpy.pi", "numpy.inf", "numpy.nan", "numpy.euler_gamma", "numpy.newaxis"})
+# element-wise functions: of Python numbers a number, of a CPU tensor a CPU tensor (through
+# `__array_wrap__`), of a CUDA tensor a crash (DEV109)
+NUMPY_UFUNCS = frozenset({
+    "numpy.log", "numpy.log2", "numpy.log10", "numpy.log1p", "numpy.exp", "numpy.exp2", "numpy.expm1",
+    "numpy.sqrt", "numpy.square", "numpy.abs", "numpy.absolute", "numpy.sign", "numpy.sin", "numpy.cos",
+    "numpy.tan", "numpy.tanh", "numpy.arctan", "numpy.arcsin", "numpy.arccos", "numpy.floor", "numpy.ceil",
+    "numpy.round", "numpy.rint", "numpy.power", "numpy.maximum", "numpy.minimum", "numpy.clip",
+    "numpy.reciprocal", "numpy.negative", "numpy.float32", "numpy.float64", "numpy.int32", "numpy.int64",
+})
+# reductions: of numbers (or a tuple of them) a number
+NUMPY_REDUCTIONS = frozenset({"numpy.prod", "numpy.sum", "numpy.mean", "numpy.std", "numpy.var", "numpy.max",
+                              "numpy.min", "numpy.median", "numpy.amax", "numpy.amin", "numpy.cumprod"})
+# random draws that are one number unless given a size (or, for rand / randn / random, dimensions)
+NUMPY_RANDOM_DRAWS = frozenset({
+    "numpy.random.beta", "numpy.random.binomial", "numpy.random.choice", "numpy.random.exponential",
+    "numpy.random.gamma", "numpy.random.normal", "numpy.random.poisson", "numpy.random.rand",
+    "numpy.random.randint", "numpy.random.randn", "numpy.random.random", "numpy.random.random_sample",
+    "numpy.random.uniform", "numpy.random.laplace", "numpy.random.lognormal", "numpy.random.geometric",
+})
 HOST_ONLY_CALLS = frozenset({
     "numpy.*", "sklearn.metrics.*", "matplotlib.pyplot.*", "scipy.*", "pandas.DataFrame",
     "pandas.Series", "seaborn.*", "PIL.Image.fromarray", "cv2.*",

@@ -27,6 +27,12 @@ DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy
 # wrap an array without copying it (rebuilding one per step costs nothing: DEV303)
 ZERO_COPY_FACTORIES = frozenset({"torch.from_numpy"})
 
+# the legacy typed tensor classes: `x.type(torch.cuda.FloatTensor)` (or its name as a string)
+# moves `x` to CUDA, `x.type(torch.FloatTensor)` to the host; calling a CUDA one makes a tensor there
+_LEGACY_TYPES = ("Float", "Double", "Half", "BFloat16", "Byte", "Char", "Short", "Int", "Long", "Bool")
+CUDA_TENSOR_TYPES = frozenset(f"torch.cuda.{name}Tensor" for name in _LEGACY_TYPES)
+HOST_TENSOR_TYPES = frozenset(f"torch.{name}Tensor" for name in _LEGACY_TYPES) | {"torch.Tensor"}
+
 # factories that can never take a device: always host
 HOST_ONLY_FACTORIES = frozenset({
     "torch.from_numpy", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor",
@@ -42,6 +48,31 @@ LIKE_FACTORIES = frozenset({
 
 # Tensor methods that make a new tensor on the receiver's device
 NEW_METHODS = frozenset({"new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"})
+
+# methods of torch.Tensor: on a value of unknown kind that is placed somewhere, only these are
+# tensor methods (`model.test(x)` on a library model says nothing of where its result is)
+TENSOR_METHODS = frozenset({
+    "detach", "clone", "contiguous", "float", "double", "half", "bfloat16", "long", "int",
+    "short", "bool", "byte", "char", "view", "reshape", "flatten", "unflatten", "squeeze",
+    "unsqueeze", "permute", "transpose", "t", "T", "mT", "expand", "repeat", "narrow",
+    "abs", "exp", "log", "sigmoid", "tanh", "relu", "softmax", "log_softmax", "argmax",
+    "argmin", "topk", "sort", "argsort", "max", "min", "sum", "mean", "std", "var", "norm",
+    "prod", "cumsum", "pow", "sqrt", "round", "floor", "ceil", "clamp", "clip", "chunk",
+    "split", "unbind", "requires_grad_", "retain_grad", "fill_", "zero_", "neg", "sign",
+    "masked_select", "nonzero", "float_", "logsumexp", "all", "any", "numel", "dim",
+    "unique", "roll", "flip", "tril", "triu", "diag", "view_as", "expand_as", "reshape_as",
+    "type", "to_dense", "to_sparse", "pin_memory", "share_memory_", "item_", "square",
+    "nan_to_num", "isnan", "isinf", "logical_not", "cpu_", "gelu", "exp_", "log1p",
+    "amax", "amin", "median", "mode", "sin", "cos", "reciprocal", "rsqrt", "sub_", "mul_",
+    "div_", "add_", "clamp_", "masked_fill", "masked_fill_", "index_select", "gather",
+    "scatter", "scatter_", "scatter_add", "scatter_add_", "index_add", "index_add_",
+    "add", "sub", "mul", "div", "matmul", "mm", "bmm", "dot", "eq", "ne", "lt", "le", "gt",
+    "ge", "where", "maximum", "minimum", "copy_", "lerp", "lerp_", "addmm", "baddbmm",
+    "true_divide", "floor_divide", "remainder", "fmod", "logical_and", "logical_or",
+    "cross", "outer", "kron", "masked_scatter", "masked_scatter_", "index_put_",
+    "index_fill", "index_fill_", "index_copy_", "put_", "take", "take_along_dim",
+})
+
 
 # Tensor methods whose tensor arguments must be on the receiver's device
 MIXING_METHODS = frozenset({
@@ -61,6 +92,9 @@ TO_PYTHON_METHODS = frozenset({"item", "tolist"})
 SIZE_METHODS = frozenset({"size", "shape", "dim"})
 # methods whose result has other dimensions (a 0-dim tensor viewed as (1, 1) is no longer 0-dim)
 SHAPE_METHODS = frozenset({"view", "reshape", "unsqueeze", "expand"})
+# attributes that give a tensor's (or an array's) shape, and its number of dimensions
+SHAPE_ATTRIBUTES = frozenset({"shape"})
+SIZE_ATTRIBUTES = frozenset({"ndim"})
 # attributes that are the tensor itself, or a view of it on the same device
 TENSOR_VIEW_ATTRIBUTES = frozenset({"data", "T", "mT", "H", "grad", "real", "imag"})
 # attributes of a tensor (or of a model output) that are not tensors
@@ -123,7 +157,8 @@ DTYPES = frozenset({
 DEVICE_CONSTRUCTORS = frozenset({"torch.device"})
 CUDA_AVAILABLE = frozenset({"torch.cuda.is_available", "torch.backends.mps.is_available",
                             "torch.cuda.device_count"})
-AVAILABILITY_CHECKS = frozenset({"torch.cuda.is_available"})  # the one whose result is True or False
+# availability checks whose result says whether a GPU of a type is there
+AVAILABILITY_CHECKS = {"torch.cuda.is_available": "cuda", "torch.backends.mps.is_available": "mps"}
 CUDA_CALLS = frozenset({"torch.cuda.*"})
 EMPTY_CACHE = frozenset({"torch.cuda.empty_cache"})
 CURRENT_DEVICE = frozenset({"torch.cuda.current_device"})  # a device: the current CUDA one
@@ -131,7 +166,6 @@ SET_DEVICE = frozenset({"torch.cuda.set_device"})  # changes the current CUDA de
 # the names CUDA sites give `.cuda()` and `.to("cuda")` on a value (they initialise CUDA)
 TENSOR_CUDA_MOVES = frozenset({"Tensor.cuda", "Tensor.to"})
 SET_DEFAULT_DEVICE = frozenset({"torch.set_default_device"})
-DEFAULT_DEVICE_CONTEXTS = frozenset({"torch.device"})  # `with torch.device(d):`
 NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode"})
 
 # torch.cuda calls that fail on a machine without a usable GPU (DEV202)
@@ -195,6 +229,7 @@ LOSS_WEIGHT_ARGS = {
 # attributes of tensors that NumPy arrays, lists, dicts and numbers lack: code under
 # `if hasattr(x, "cpu"):` never runs for those, and `isinstance(x, <a tensor type>)` says the same
 TENSOR_ONLY_ATTRIBUTES = frozenset({"cpu", "cuda", "to", "numpy", "detach", "device", "is_cuda", "pin_memory"})
+TENSOR_TESTS = frozenset({"torch.is_tensor"})  # `torch.is_tensor(x)` says x is a tensor
 TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter",
                           "torch.LongTensor", "torch.FloatTensor"})
 

@@ -41,7 +41,12 @@ def device_helper(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwarg
 def availability_query(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs,
                        frame: Frame) -> Value:
     an.emit_site(node, frame, SiteKind.CUDA_QUERY, qualname, SCALAR)
-    return SCALAR.with_facts(Fact.CUDA_AVAILABLE) if qualname in tk.AVAILABILITY_CHECKS else SCALAR
+    kind = tk.AVAILABILITY_CHECKS.get(qualname)
+    if kind == "cuda":
+        return SCALAR.with_facts(Fact.CUDA_AVAILABLE)
+    if kind == "mps":
+        return SCALAR.with_facts(Fact.MPS_AVAILABLE)
+    return SCALAR
 
 
 def cuda_call(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:

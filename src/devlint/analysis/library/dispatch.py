@@ -50,6 +50,7 @@ ROWS: tuple[tuple[Matcher, Handler], ...] = (
     (_table(lib.START_METHOD_SETTERS), environment.start_method),
     (_table(lib.ENV_WRITERS), environment.env_writer),
     (_table(tk.PROCESS_GROUP_INIT), environment.process_group),
+    (_table(tk.CUDA_TENSOR_TYPES), tensors.legacy_cuda_tensor),
     (_table(tk.CUDA_CALLS), cuda.cuda_call),
     (_table(tk.DEVICE_CONSTRUCTORS), cuda.device_constructor),
     (_table(tk.SET_DEFAULT_DEVICE), cuda.set_default_device),

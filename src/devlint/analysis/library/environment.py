@@ -76,7 +76,8 @@ def argparser_method(an: Analyzer, parser: Value, name: str, node: cst.Call, kwa
         updated = parser
         for key, value in kwargs.items():
             if not key.startswith("*"):
-                updated = updated.set_field(key, value if value.kind is Kind.SCALAR else UNKNOWN)
+                updated = updated.set_field(key, value.with_facts(Fact.OPTION_DEFAULT) if value.kind is Kind.SCALAR
+                                            else UNKNOWN)
         an.rebind(frame, parser.identity, updated)
         return UNKNOWN
     if name in lib.ARGPARSE_PARSERS:

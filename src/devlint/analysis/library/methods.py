@@ -21,6 +21,7 @@ from devlint.analysis.values import (
     SCALAR,
     STR,
     UNKNOWN,
+    UNKNOWN_PLACE,
     Kind,
     Origin,
     Value,
@@ -44,6 +45,12 @@ def receiver_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, ar
     return None
 
 
+def is_tensor_method(name: str) -> bool:
+    """A method torch.Tensor has (what a value of unknown kind must call to be taken for one)."""
+    return name in tk.TENSOR_METHODS or name in tk.MIXING_METHODS or name in tk.NEW_METHODS \
+        or name in tk.HOST_VALUE_METHODS or name in tk.TO_PYTHON_METHODS or name == "numpy"
+
+
 def tensor_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, args: Args, kwargs: Kwargs,
                   frame: Frame) -> Value:
     if name in tk.TO_PYTHON_METHODS:
@@ -58,8 +65,8 @@ def tensor_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, args
         return receiver.with_facts(Fact.PINNED)
     if name in tk.NEW_METHODS:
         return Value(Kind.TENSOR, receiver.place, receiver.origin)
-    if name == "type_as" and args:
-        return receiver.at(args[0].place) if args[0].place.known else receiver
+    if name == "type_as" and args:  # where `args[0]` is; not known when that is not known
+        return receiver.at(args[0].place if args[0].place.known else UNKNOWN_PLACE)
     if name in tk.SIZE_METHODS:
         return SCALAR
     if name in tk.MIXING_METHODS:

@@ -19,10 +19,11 @@ from devlint.analysis.values import (
     UNKNOWN_PLACE,
     Kind,
     Origin,
+    Placement,
     Value,
     device_at,
 )
-from devlint.analysis.vocabulary import Fact
+from devlint.analysis.vocabulary import Fact, known_str
 from devlint.knowledge import torch as tk
 
 
@@ -111,3 +112,40 @@ def torch_function(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwar
         return Value(Kind.TENSOR, UNKNOWN_PLACE)
     return tensor_result(operands, zero_dim=qualname in tk.ELEMENTWISE_FUNCTIONS
                          and all(t.is_zero_dim for t in operands))
+
+
+def tensor_type_place(value: Value) -> Placement | None:
+    """Where tensors of a legacy type are (`torch.cuda.FloatTensor`, its name as a string, or a
+    variable holding one of two types); None for anything else (a dtype conversion)."""
+    if value.has(Fact.TENSOR_TYPE):
+        return value.place
+    text = known_str(value)
+    if text is not None:
+        if text in tk.CUDA_TENSOR_TYPES:
+            return device_at("cuda", None, "cuda")
+        if text in tk.HOST_TENSOR_TYPES:
+            return HOST
+    return None
+
+
+def legacy_cuda_tensor(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs,
+                       frame: Frame) -> Value:
+    """`torch.cuda.FloatTensor(n, m)`: a tensor made on the current CUDA device."""
+    return _typed(an, qualname, device_at("cuda", node, "cuda"), node, args, kwargs, frame)
+
+
+def typed_tensor(an: Analyzer, tensor_type: Value, node: cst.Call, args: Args, kwargs: Kwargs,
+                 frame: Frame) -> Value:
+    """A call of a legacy tensor type chosen at run time (`Tensor = torch.cuda.FloatTensor if
+    cuda else torch.FloatTensor`): the tensor is where the chosen type puts it."""
+    return _typed(an, tensor_type.qualname, tensor_type.place, node, args, kwargs, frame)
+
+
+def _typed(an: Analyzer, qualname: str, place: Placement, node: cst.Call, args: Args, kwargs: Kwargs,
+           frame: Frame) -> Value:
+    origin = Origin(ORIGIN_FACTORY, node, f"`{code_of(node.func)}(...)`")
+    value = Value(Kind.TENSOR, place, origin)
+    if place.on_device:
+        an.device_in_play = True
+    an.emit_site(node, frame, SiteKind.FACTORY, qualname, value, call_arguments(node, args, kwargs), code_of(node))
+    return value

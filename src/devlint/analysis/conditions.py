@@ -1,0 +1,130 @@
+"""Path conditions: on which branches of the program a placement holds.
+
+A condition is a conjunction of literals, each an `if` test (normalised text) and whether it
+holds. Two placements meet only on paths whose conditions can hold together: after
+`if args.cuda: model.cuda()`, a later `if args.cuda: x = x.cuda()` puts `x` where the model is
+on both paths, because `args.cuda` and `not args.cuda` cannot hold together.
+
+Tests that ask whether a GPU is there are one literal per device type, whatever their
+spelling (`torch.cuda.is_available()`, a `use_cuda` computed from it): a machine has CUDA or
+MPS, not both, and the paths where none is available are the CPU-only machine's.
+"""
+
+from __future__ import annotations
+
+import re
+
+Literal = tuple[str, bool]  # (the normalised test, whether it holds)
+Condition = frozenset  # of Literal: a conjunction; the empty one holds on every path
+ALWAYS: Condition = frozenset()
+
+# the canonical text of "a GPU of this type is available" (devices.with_fallback reads these
+# as availability tests too)
+AVAILABLE = {"cuda": "torch.cuda.is_available()", "mps": "torch.backends.mps.is_available()",
+             "xpu": "torch.xpu.is_available()"}
+_AVAILABLE_TYPES = {text: kind for kind, text in AVAILABLE.items()}
+_SPACES = re.compile(r"\s+")
+_NEGATIONS = ((" is not ", " is "), (" != ", " == "), (" not in ", " in "))
+_MAX_LITERALS = 6  # a condition longer than this is not kept (the path is merely "some path")
+
+
+def normalize(text: str) -> str:
+    return _SPACES.sub(" ", text.strip())
+
+
+def literal(test: str, available: str | None = None) -> Literal:
+    """The literal an `if` test states. `available` is the device type when the test's value is
+    known to ask whether a GPU of that type is there."""
+    if available is not None and available in AVAILABLE:
+        return AVAILABLE[available], True
+    text = normalize(test)
+    truth = True
+    while True:
+        if text.startswith("not ") or text.startswith("not("):
+            text, truth = _strip_parens(text[3:].strip()), not truth
+            continue
+        stripped = _strip_parens(text)
+        if stripped != text:
+            text = stripped
+            continue
+        break
+    for negative, positive in _NEGATIONS:
+        if negative in text and text.count(negative) == 1:
+            text, truth = text.replace(negative, positive), not truth
+            break
+    return text, truth
+
+
+def _strip_parens(text: str) -> str:
+    if text.startswith("(") and text.endswith(")"):
+        depth = 0
+        for index, char in enumerate(text):
+            depth += char == "("
+            depth -= char == ")"
+            if depth == 0 and index < len(text) - 1:
+                return text  # `(a) and (b)`: the parentheses do not enclose the whole test
+        return text[1:-1].strip()
+    return text
+
+
+def negate(lit: Literal) -> Literal:
+    return lit[0], not lit[1]
+
+
+def conjoin(a: Condition, b: Condition) -> Condition | None:
+    """Both conditions at once, or None when they cannot hold together."""
+    if not a:
+        return b
+    if not b:
+        return a
+    joined = a | b
+    if len(joined) > _MAX_LITERALS:
+        return None
+    available = set()
+    for text, truth in joined:
+        if truth and (text, False) in joined:
+            return None
+        if truth and text in _AVAILABLE_TYPES:
+            available.add(_AVAILABLE_TYPES[text])
+    if len(available) > 1:
+        return None  # CUDA and MPS on one machine
+    return frozenset(joined)
+
+
+def with_literal(condition: Condition, lit: Literal) -> Condition | None:
+    return conjoin(condition, frozenset({lit}))
+
+
+def on_cpu_machine(condition: Condition) -> bool:
+    """The condition says no GPU is available (a path of the CPU-only machine)."""
+    return any(not truth and text in _AVAILABLE_TYPES for text, truth in condition)
+
+
+def is_premise(condition: Condition) -> bool:
+    """The condition only says that a GPU is there: the premise of every error-level finding
+    (a crash on a machine with a GPU), so a meet on such a path is definite."""
+    return all(truth and text in _AVAILABLE_TYPES for text, truth in condition)
+
+
+def describe(condition: Condition) -> str:
+    """`args.gpu` is None, `use_cuda`, ... for messages (availability literals left out)."""
+    parts = []
+    for text, truth in sorted(condition, key=lambda lit: lit[0]):
+        if text in _AVAILABLE_TYPES and truth:
+            continue
+        parts.append(_phrase(text, truth))
+    return " and ".join(parts)
+
+
+def _phrase(text: str, truth: bool) -> str:
+    if truth:
+        return f"`{text}`"
+    for negative, positive in _NEGATIONS:
+        if positive in text and text.count(positive) == 1:
+            return f"`{text.replace(positive, negative)}`"
+    return f"not `{text}`"
+
+
+def text(condition: Condition) -> str:
+    """The condition as one test, for device identities (`devices.with_fallback`)."""
+    return " and ".join(t if truth else f"not ({t})" for t, truth in sorted(condition))
