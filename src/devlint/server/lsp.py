@@ -33,7 +33,10 @@ from devlint.suppress import apply_suppressions
 
 logger = logging.getLogger("devlint.server")
 
-DEBOUNCE_S = 0.05
+# quiet time before a change is checked: long enough to take the change events an editor sends
+# together (a paste, a format, several cursors) as one; typing faster than a check takes is
+# coalesced anyway, since changes that arrive during a check are checked once, after it
+DEBOUNCE_S = 0.025
 FIX_ALL_KIND = "source.fixAll.devlint"
 COMMAND_FIX = "devlint.applyFix"
 COMMAND_SUPPRESS = "devlint.suppress"
@@ -371,6 +374,11 @@ class DevlintServer(LanguageServer):
         return {"applied": bool(response and response.applied)}
 
 
+def _warm_up() -> None:
+    import devlint.engine  # noqa: F401 - libcst, the analysis and every rule
+    import devlint.fix.apply  # noqa: F401
+
+
 def fix_title(finding: Finding) -> str:
     assert finding.fix is not None
     title = f"{finding.code}: {finding.fix.description}"
@@ -421,6 +429,8 @@ def build() -> DevlintServer:
                     types.FileSystemWatcher(glob_pattern=pattern)
                     for pattern in ("**/*.py", f"**/{CONFIG_FILE}", f"**/{PYPROJECT}")]),
             )]))
+        # load the parser and the analysis now, not on the first document's check
+        ls.worker.submit(_warm_up)
         if await pull_settings(ls):
             ls.schedule_all()
 
