@@ -16,6 +16,7 @@ from pathlib import Path
 from lsprotocol import types
 
 from lsp_editor import SRC, Editor, apply_edit, run
+from test_projects import MODEL_WITH_MASK
 
 TRAIN = """\
 import torch
@@ -92,6 +93,12 @@ def test_open_change_and_shutdown(tmp_path: Path) -> None:
         # a whole-text change back
         version = editor.change(uri, TRAIN + "\n")
         assert "DEV107" in codes(await editor.diagnostics(uri, version=version))
+
+        # saving publishes again (from memory: nothing it depends on changed)
+        mark = editor.mark()
+        editor.client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=uri)))
+        assert "DEV107" in codes(await editor.diagnostics(uri, after=mark, version=version))
 
         mark = editor.mark()
         editor.close(uri)
@@ -320,24 +327,8 @@ for batch in loader:
     loss = (model(x) - y).pow(2).mean()
 """
 
-MODELS = """\
-import torch
-import torch.nn as nn
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 4)
-        self.mask = torch.ones(4)
-
-    def forward(self, x):
-        return self.fc(x) * self.mask
-"""
-
-
 def test_a_project_edit_rechecks_the_open_files_that_import_it(tmp_path: Path) -> None:
-    write(tmp_path, {"utils.py": UTILS, "train.py": PROJECT_TRAIN, "models.py": MODELS,
+    write(tmp_path, {"utils.py": UTILS, "train.py": PROJECT_TRAIN, "models.py": MODEL_WITH_MASK,
                      "eval.py": "import torch\nfrom models import Net\n\ndevice = torch.device('cuda')\n"
                                 "model = Net().to(device)\nout = model(torch.randn(2, 4, device=device))\n"})
 

@@ -26,7 +26,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from devlint import __version__
 from devlint.config import CONFIG_FILE, PYPROJECT
 from devlint.findings import Finding
-from devlint.server import convert
+import devlint.server.convert as convert
 from devlint.server.session import Change, CheckResult, EditorSettings, Session, Snapshot
 from devlint.source import split_lines
 from devlint.suppress import apply_suppressions

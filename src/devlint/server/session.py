@@ -24,7 +24,7 @@ import tokenize
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from devlint.cache import digest
+from devlint.cache import FileDigests, digest
 from devlint.config import CONFIG_FILE, PYPROJECT, CheckSettings, Config, ConfigError, load_config
 from devlint.findings import Finding
 from devlint.rank import rank_findings
@@ -136,7 +136,7 @@ class Session:
         self.editor = EditorSettings()
         self._results: dict[str, CheckResult] = {}
         self._configs: dict[str, tuple[tuple, Config | ConfigError]] = {}
-        self._digests: dict[str, tuple[tuple[int, int], str | None]] = {}
+        self._files = FileDigests()
         self.analyses = 0  # how many checks were analysed rather than served from memory
 
     # --- settings ------------------------------------------------------------------------
@@ -211,20 +211,7 @@ class Session:
         text = buffers.get(Path(path))
         if text is not None:
             return digest(text.encode("utf-8", "surrogatepass"))
-        try:
-            st = os.stat(path)
-        except OSError:
-            return None
-        stamp = (st.st_mtime_ns, st.st_size)
-        known = self._digests.get(path)
-        if known is None or known[0] != stamp:
-            try:
-                with open(path, "rb") as handle:
-                    value: str | None = digest(handle.read())
-            except OSError:
-                value = None
-            known = self._digests[path] = (stamp, value)
-        return known[1]
+        return self._files(path)
 
     # --- fixes and suppressions ----------------------------------------------------------
 
