@@ -205,6 +205,32 @@ def default_cache_root(config: "Config", targets: Sequence[str]) -> Path:
 # --- the cache --------------------------------------------------------------------------------
 
 
+class FileDigests:
+    """The digest of a file as it is now (None when it cannot be read), read again only when
+    its (mtime, size) changes: what validates a result against the files it depended on."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[tuple[int, int], str | None]] = {}
+
+    def __call__(self, path: str) -> str | None:
+        real = os.path.realpath(path)
+        try:
+            st = os.stat(real)
+        except OSError:
+            return None
+        stamp = (st.st_mtime_ns, st.st_size)
+        known = self._known.get(real)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        try:
+            with open(real, "rb") as handle:
+                value: str | None = digest(handle.read())
+        except OSError:
+            value = None
+        self._known[real] = (stamp, value)
+        return value
+
+
 class ResultCache:
     """Findings per checked file, under `<root>/.devlint_cache/`."""
 
@@ -213,7 +239,7 @@ class ResultCache:
         self.entries = self.folder / _ENTRIES
         self._settings = settings_fingerprint(settings)
         self._cwd = os.getcwd()
-        self._digests: dict[str, tuple[tuple[int, int], str | None]] = {}
+        self._digests = FileDigests()
         self._writable = True
         self._prepared: set[Path] = set()
 
@@ -228,22 +254,7 @@ class ResultCache:
 
     def file_digest(self, path: str) -> str | None:
         """Digest of a file as it is now (None when it cannot be read); memoised per (mtime, size)."""
-        real = os.path.realpath(path)
-        try:
-            st = os.stat(real)
-        except OSError:
-            return None
-        stamp = (st.st_mtime_ns, st.st_size)
-        known = self._digests.get(real)
-        if known is not None and known[0] == stamp:
-            return known[1]
-        try:
-            with open(real, "rb") as handle:
-                value: str | None = digest(handle.read())
-        except OSError:
-            value = None
-        self._digests[real] = (stamp, value)
-        return value
+        return self._digests(path)
 
     def get(self, path: str, display: str, content: str) -> list[Finding] | None:
         """The cached findings of this file with this content digest, or None (a miss)."""

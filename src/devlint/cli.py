@@ -502,6 +502,14 @@ def explain_command(code: str) -> int:
     return EXIT_OK
 
 
+@cli.command("server")
+def server_command() -> int:
+    """Run the language server for editors (LSP over standard input and output)."""
+    from devlint.server import serve  # pygls is imported here, so `devlint check` never loads it
+
+    return serve()
+
+
 def main() -> None:
     """Console entry point (`devlint`)."""
     cli.main(prog_name="devlint")

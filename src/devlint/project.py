@@ -111,7 +111,7 @@ class ProjectIndex:
         for root in self.roots:
             base = root.joinpath(*parts)
             for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-                if candidate.is_file():
+                if candidate.is_file() or candidate in _OVERLAY:
                     return candidate
         return None
 
@@ -131,20 +131,26 @@ class ProjectIndex:
         if resolved in self._by_path:
             return self._by_path[resolved]
         try:
-            stat = resolved.stat()
-            if stat.st_size > MAX_PROJECT_FILE_BYTES:
-                return None
-            module = parsed_module(resolved, stat)
+            buffer = _OVERLAY.get(resolved)
+            if buffer is not None:
+                if len(buffer) > MAX_PROJECT_FILE_BYTES:
+                    return None
+                module, stamp = _overlay_parse(resolved, buffer), _overlay_stamp(buffer)
+            else:
+                stat = resolved.stat()
+                if stat.st_size > MAX_PROJECT_FILE_BYTES:
+                    return None
+                module, stamp = parsed_module(resolved, stat), (stat.st_mtime_ns, stat.st_size)
         except Exception:
             return None  # unreadable or unparsable: its own check reports DEV000
         package = dotted if path.name == "__init__.py" else dotted.rpartition(".")[0]
-        unit = ModuleUnit(dotted, resolved, display_path(resolved), module, package,
-                          stamp=(stat.st_mtime_ns, stat.st_size))
+        unit = ModuleUnit(dotted, resolved, display_path(resolved), module, package, stamp=stamp)
         self._by_path[resolved] = unit
         return unit
 
     def refresh(self) -> None:
-        """Forget files that changed, appeared or went away since they were read.
+        """Forget files that changed, appeared or went away since they were read (on disk, or in
+        the editor buffers of `set_overlay`).
 
         An index lives for the whole process (an editor integration, a test session, `--watch`
         style callers), so a later check must not analyse a stale copy of `models.py` or miss a
@@ -153,8 +159,7 @@ class ProjectIndex:
         stale: set[Path] = set()
         for path, unit in self._by_path.items():
             try:
-                stat = path.stat()
-                if (stat.st_mtime_ns, stat.st_size) != unit.stamp:
+                if _current_stamp(path) != unit.stamp:
                     stale.add(path)
             except OSError:
                 stale.add(path)
@@ -220,8 +225,11 @@ def _stamp_if_holding(path: Path, text: str) -> tuple[int, int] | None:
 
 def earlier_parse(path: Path, text: str) -> cst.Module | None:
     """The parse of `path` made earlier in this process (another file imported it), when the
-    file on disk is still exactly `text`; None otherwise."""
+    file on disk (or its editor buffer) is still exactly `text`; None otherwise."""
     resolved = path.resolve()
+    if _OVERLAY.get(resolved) == text:
+        held = _OVERLAY_PARSED.get(resolved)
+        return held[1] if held is not None and held[0] == text else None
     cached = _PARSED.get(resolved)
     if cached is None or _stamp_if_holding(resolved, text) != cached[0]:
         return None
@@ -230,8 +238,11 @@ def earlier_parse(path: Path, text: str) -> cst.Module | None:
 
 def share_parse(path: Path, text: str, module: cst.Module) -> None:
     """Let the project index reuse a checked file's parse when another file imports it."""
-    if _stamp_if_holding(path, text) is not None:
-        remember_parse(path.resolve(), module)
+    resolved = path.resolve()
+    if _OVERLAY.get(resolved) == text:
+        _OVERLAY_PARSED[resolved] = (text, module)
+    elif _stamp_if_holding(path, text) is not None:
+        remember_parse(resolved, module)
 
 
 def remember_parse(path: Path, module: cst.Module, stat: os.stat_result | None = None) -> None:
@@ -243,6 +254,45 @@ def remember_parse(path: Path, module: cst.Module, stat: os.stat_result | None =
     if len(_PARSED) >= _PARSED_LIMIT:
         _PARSED.pop(next(iter(_PARSED)))
     _PARSED[path] = ((stat.st_mtime_ns, stat.st_size), module)
+
+
+# Unsaved editor buffers (the language server's open documents): real path -> text. The index
+# reads a project file from here rather than from disk, so the `train.py` being checked sees the
+# `models.py` being typed in another tab. Their parses are kept per path while the text holds.
+_OVERLAY: dict[Path, str] = {}
+_OVERLAY_PARSED: dict[Path, tuple[str, cst.Module]] = {}
+
+
+def set_overlay(buffers: dict[Path, str]) -> None:
+    """Make the project index read these texts (by real path) instead of the files on disk;
+    an empty mapping reads everything from disk again. Indexes notice the change on refresh."""
+    _OVERLAY.clear()
+    _OVERLAY.update(buffers)
+    for path in [p for p, (text, _) in _OVERLAY_PARSED.items() if _OVERLAY.get(p) != text]:
+        del _OVERLAY_PARSED[path]
+
+
+def _overlay_stamp(text: str) -> tuple[int, int]:
+    return (-1, hash(text))  # never an (mtime, size) pair: a buffer and its file differ in stamp
+
+
+def _current_stamp(path: Path) -> tuple[int, int]:
+    buffer = _OVERLAY.get(path)
+    if buffer is not None:
+        return _overlay_stamp(buffer)
+    stat = path.stat()
+    return (stat.st_mtime_ns, stat.st_size)
+
+
+def _overlay_parse(path: Path, text: str) -> cst.Module:
+    cached = _OVERLAY_PARSED.get(path)
+    if cached is not None and cached[0] == text:
+        return cached[1]
+    if nesting_problem(text) is not None:
+        raise ValueError(f"{path} nests too deeply to parse")
+    module = cst.parse_module(text)
+    _OVERLAY_PARSED[path] = (text, module)
+    return module
 
 
 _SHARED: dict[tuple[Path, ...], ProjectIndex] = {}

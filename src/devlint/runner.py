@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 from devlint.config import CheckSettings
 from devlint.discover import DiscoveredFile
-from devlint.findings import Finding, Phase
+from devlint.findings import Evidence, Finding, Phase
 from devlint.rank import rank_findings
 from devlint.selection import PARSE_ERROR_CODE
 from devlint.source import SourceUnit, read_source, read_source_bytes
@@ -73,7 +73,21 @@ def _to_cells(unit: SourceUnit, finding: Finding) -> Finding:
     return finding.with_(
         cell=cell, line=line, end_line=end_line, end_column=end_column, statement_lines=statement_lines,
         message=_LINE_MENTION.sub(lambda m: _cell_line(unit, int(m.group(1)), cell), finding.message),
+        evidence=tuple(_step_to_cells(unit, step) for step in finding.evidence),
     )
+
+
+def _step_to_cells(unit: SourceUnit, step: Evidence) -> Evidence:
+    """An evidence step in the notebook itself, in (cell, line in cell) terms; a step in another
+    file (a project module the notebook imports) stays as it is."""
+    if step.path != unit.display or step.cell is not None:
+        return step
+    where = unit.to_cell(step.line)
+    if where is None:
+        return step
+    cell, line = where
+    message = _LINE_MENTION.sub(lambda m: _cell_line(unit, int(m.group(1)), cell), step.message)
+    return replace(step, cell=cell, line=line, message=message)
 
 
 # "moved at line 9" in a message counts lines of the joined cells; say where that is in the notebook

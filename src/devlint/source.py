@@ -20,10 +20,12 @@ import re
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from devlint.limits import MAX_SOURCE_BYTES, size_problem
 
-__all__ = ["SourceUnit", "read_source", "decode_source", "decode_notebook", "split_lines", "is_source_path"]
+__all__ = ["SourceUnit", "read_source", "decode_source", "decode_notebook", "join_cells", "split_lines",
+           "is_source_path"]
 
 NOTEBOOK_SUFFIX = ".ipynb"
 # a notebook's outputs (images, tables) may be large; its code is held to MAX_SOURCE_BYTES
@@ -203,20 +205,24 @@ def decode_notebook(data: bytes, display: str, path: str | None = None) -> Sourc
         # an R or Julia notebook has nothing for devlint to read
         return SourceUnit(display, path, text="", cell_map=(), cells=())
 
-    joined: list[str] = []
-    cell_map: list[tuple[int, int]] = []
-    originals: list[str] = []
-    code_index = 0
+    sources: list[str] = []
     for cell in cells:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
-        code_index += 1
         source = cell.get("source", "")
         if isinstance(source, list):
             source = "".join(part for part in source if isinstance(part, str))
-        if not isinstance(source, str):
-            source = ""
-        originals.append(source)
+        sources.append(source if isinstance(source, str) else "")
+    return join_cells(sources, display, path)
+
+
+def join_cells(sources: Sequence[str], display: str, path: str | None = None) -> SourceUnit:
+    """One program from the code cells' sources, in order, with the map back to (cell, line):
+    what `decode_notebook` reads from a file, and what the language server gets from an editor."""
+    path = display if path is None else path
+    joined: list[str] = []
+    cell_map: list[tuple[int, int]] = []
+    for code_index, source in enumerate(sources, start=1):
         for line_no, line in enumerate(_python_lines_of_cell(source), start=1):
             joined.append(line)
             cell_map.append((code_index, line_no))
@@ -229,7 +235,7 @@ def decode_notebook(data: bytes, display: str, path: str | None = None) -> Sourc
         path,
         text=text,
         cell_map=tuple(cell_map),
-        cells=tuple(originals),
+        cells=tuple(sources),
     )
 
 

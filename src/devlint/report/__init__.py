@@ -7,12 +7,14 @@ CI job never pays for importing rich.
 from __future__ import annotations
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Callable, TextIO
 
 if TYPE_CHECKING:  # pragma: no cover
+    from devlint.findings import Evidence, Finding
     from devlint.runner import RunResult
 
-__all__ = ["FORMATS", "render", "summary_line", "location"]
+__all__ = ["FORMATS", "render", "summary_line", "location", "step_where"]
 
 # format name -> module under devlint.report
 FORMATS: dict[str, str] = {
@@ -37,6 +39,17 @@ def location(path: str, line: int, column: int, cell: int | None) -> str:
     if cell is not None:
         return f"{path}:cell {cell}:{line}:{column}"
     return f"{path}:{line}:{column}"
+
+
+def step_where(step: "Evidence", finding: "Finding", path: Callable[[str], str] = str) -> str:
+    """Where an evidence step is, said from its finding: "line 7" in the same file (or cell),
+    "cell 2, line 7" in another cell of the same notebook, and in another file `path:line:col`
+    with that file named (`path` turns the step's path into the form the report uses)."""
+    if step.path != finding.path and os.path.abspath(step.path) != os.path.abspath(finding.path):
+        return location(path(step.path), step.line, step.column, step.cell)
+    if step.cell is not None and step.cell != finding.cell:
+        return f"cell {step.cell}, line {step.line}"
+    return f"line {step.line}"
 
 
 def _plural(count: int, word: str) -> str:

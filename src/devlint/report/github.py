@@ -9,7 +9,8 @@ end of the line and the properties up to `,` and `::`, so both are escaped the w
 decodes them: `%` -> %25, CR -> %0D, LF -> %0A, and in properties also `:` -> %3A, `,` -> %2C.
 Paths are relative to the working directory (the checkout in a workflow) with `/` separators.
 A notebook finding names its cell in the message: the line numbers GitHub knows for a .ipynb
-file are those of its JSON, not of a cell, so it gets no line properties.
+file are those of its JSON, not of a cell, so it gets no line properties. A finding's evidence
+steps follow its message, one numbered line each ("2. models.py:12:9: `model` is moved ...").
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import os
 from typing import TYPE_CHECKING, TextIO
 
 from devlint.findings import Finding, Severity
+from devlint.report import step_where
 
 if TYPE_CHECKING:  # pragma: no cover
     from devlint.runner import RunResult
@@ -59,9 +61,17 @@ def annotation(finding: Finding) -> str:
         ]
     else:
         message = f"cell {finding.cell}, line {finding.line}: {message}"
+    message += _evidence_lines(finding)
     properties.append(("title", finding.code))
     rendered = ",".join(f"{name}={escape_property(value)}" for name, value in properties)
     return f"::{COMMANDS[finding.severity]} {rendered}::{escape_data(message)}"
+
+
+def _evidence_lines(finding: Finding) -> str:
+    """The evidence steps as numbered lines after the message (the annotation shows them as
+    lines: the newlines are escaped like the rest of the message); "" without evidence."""
+    return "".join(f"\n{number}. {step_where(step, finding, _path)}: {' '.join(step.message.split())}"
+                   for number, step in enumerate(finding.evidence, start=1))
 
 
 def render(result: "RunResult", stream: TextIO) -> None:

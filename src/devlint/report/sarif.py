@@ -6,7 +6,8 @@ by id and index. Paths are URIs relative to the working directory (`%SRCROOT%`),
 repository root in a CI job, so code scanning can place them. `partialFingerprints` are keyed
 like baselines (file, code, enclosing function, normalised statement; never the line), so a
 result keeps its identity when unrelated edits move it. Results come in ranked order, the same
-findings in the same order as every other format.
+findings in the same order as every other format. A finding's evidence steps become
+`relatedLocations` and a `codeFlows` thread flow, which code scanning shows as the alert's path.
 """
 
 from __future__ import annotations
@@ -98,6 +99,44 @@ def _fixes(finding: Finding, artifact: dict[str, str]) -> list[dict[str, Any]]:
     ]
 
 
+def _step_location(path: str, line: int, column: int, message: str, cell: int | None) -> dict[str, Any]:
+    location: dict[str, Any] = {
+        "physicalLocation": {
+            "artifactLocation": _artifact(path),
+            "region": {"startLine": max(line, 1), "startColumn": max(column, 1)},
+        },
+        "message": {"text": message},
+    }
+    if cell is not None:  # lines of a notebook step count inside its code cell, as for results
+        location["properties"] = {"cell": cell}
+    return location
+
+
+def evidence_members(finding: Finding) -> dict[str, Any]:
+    """`relatedLocations` and a one-thread `codeFlows` from the finding's evidence steps (none
+    without evidence). The thread flow is the path GitHub code scanning draws for the alert: the
+    steps in order, then the result's own location when the last step is not already there."""
+    if not finding.evidence:
+        return {}
+    related = []
+    flow = []
+    for number, step in enumerate(finding.evidence):
+        message = " ".join(step.message.split())
+        related.append({"id": number, **_step_location(step.path, step.line, step.column, message, step.cell)})
+        flow.append({"location": _step_location(step.path, step.line, step.column, message, step.cell),
+                     "executionOrder": number + 1})
+    last = finding.evidence[-1]
+    if (os.path.abspath(last.path), last.cell, last.line, last.column) != \
+            (os.path.abspath(finding.path), finding.cell, finding.line, finding.column):
+        flow.append({"location": _step_location(finding.path, finding.line, finding.column,
+                                                f"{finding.code} is reported here", finding.cell),
+                     "executionOrder": len(flow) + 1, "importance": "essential"})
+    return {
+        "relatedLocations": related,
+        "codeFlows": [{"threadFlows": [{"locations": flow}]}],
+    }
+
+
 def fingerprints(result: "RunResult") -> list[str]:
     """A fingerprint per finding, in order: the baseline key hashed, plus which copy it is."""
     from devlint.baseline import finding_key
@@ -152,6 +191,7 @@ def to_document(result: "RunResult") -> dict[str, Any]:
         fixes = _fixes(finding, artifact)
         if fixes:
             entry["fixes"] = fixes
+        entry.update(evidence_members(finding))
         results.append(entry)
     return {
         "$schema": SCHEMA_URI,

@@ -19,7 +19,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Iterable, TextIO
 
 from devlint.findings import Confidence, Finding, Phase, Severity
-from devlint.report import location, severity_counts
+from devlint.report import location, severity_counts, step_where
 
 if TYPE_CHECKING:  # pragma: no cover
     from devlint.runner import RunResult
@@ -67,6 +67,8 @@ def render(result: "RunResult", stream: TextIO) -> None:
             console.print(Text(f"    {clause}"))
         unit = result.sources.get(finding.path)
         for line in _excerpt(finding, unit, Text):
+            console.print(line)
+        for line in _evidence_notes(finding, Text):
             console.print(line)
         if finding.fix is not None:
             safety = "safe" if finding.fix.safe else "unsafe: changes behaviour"
@@ -240,4 +242,16 @@ def _excerpt(finding: Finding, unit: "SourceUnit | None", Text) -> list:
             carets = Text(f"    {' ' * width} | " + " " * start, style="dim")
             carets.append("^" * max(1, end - start), style=_SEVERITY_STYLE.get(finding.severity.value, "bold"))
             out.append(carets)
+    return out
+
+
+def _evidence_notes(finding: Finding, Text) -> list:
+    """The finding's evidence steps, numbered, under the excerpt: `1. line 7: ...`; a step in
+    another file names it. Nothing for a finding without evidence."""
+    out = []
+    for number, step in enumerate(finding.evidence, start=1):
+        note = Text(f"    {number}. ", style="bold")
+        note.append(f"{step_where(step, finding)}: ", style="cyan")
+        note.append(" ".join(step.message.split()))
+        out.append(note)
     return out
