@@ -89,6 +89,8 @@ def eval_call(an: Analyzer, node: cst.Call, frame: Frame, statement: bool = Fals
 
 
 def call_value(an: Analyzer, callee: Value, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
+    if callee.has(Fact.ONE_OF) and not callee.has(Fact.TENSOR_TYPE):
+        return _call_one_of(an, callee, node, args, kwargs, frame)
     if callee.kind is Kind.REF and callee.has(Fact.TENSOR_TYPE):
         return typed_tensor(an, callee, node, args, kwargs, frame)  # `Tensor(n, 1)` for a chosen type
     if callee.kind is Kind.REF:
@@ -108,6 +110,21 @@ def call_value(an: Analyzer, callee: Value, node: cst.Call, args: Args, kwargs: 
             return an.call_function(info.methods["__call__"], [callee] + args, kwargs, node, frame,
                                     class_info=info, is_method=True)
     return UNKNOWN
+
+
+def _call_one_of(an: Analyzer, callee: Value, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
+    """A call of one of several callables: when they are library calls handled alike (five
+    `from_pretrained` constructors), one call stands for all; otherwise each is called and
+    the results are joined."""
+    candidates = [f for _, f in callee.fields]
+    refs = [canonical(c.qualname) for c in candidates if c.kind is Kind.REF]
+    if len(refs) == len(candidates) and len({an.library.handlers(q) for q in refs}) == 1:
+        return an.call_library(refs[0], node, args, kwargs, frame)
+    result: Value | None = None
+    for candidate in candidates:
+        outcome = call_value(an, candidate, node, args, kwargs, frame)
+        result = outcome if result is None else join(result, outcome)
+    return result if result is not None else UNKNOWN
 
 
 def call_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, args: Args, kwargs: Kwargs,

@@ -148,6 +148,7 @@ class Analysis:
     home_scope = linkage.home_scope
     get_attribute = members.get_attribute
     method_value = members.method_value
+    member_of = members.member_of
     deep_field = members.deep_field
     item_of = expressions.item_of
     element_of = expressions.element_of

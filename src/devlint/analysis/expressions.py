@@ -59,12 +59,15 @@ def eval_attribute(an: Analyzer, node: cst.Attribute, frame: Frame) -> Value:
 
 def eval_subscript(an: Analyzer, node: cst.Subscript, frame: Frame) -> Value:
     owner = an.eval(node.value, frame)
-    for el in node.slice:
-        if isinstance(el.slice, cst.Index):
-            an.eval(el.slice.value, frame)
-    if owner.kind is Kind.REF:
-        return UNKNOWN  # typing subscripts such as list[int]
+    indices = [an.eval(el.slice.value, frame) for el in node.slice if isinstance(el.slice, cst.Index)]
     key = constant_key(node)
+    if key is None and len(node.slice) == 1 and len(indices) == 1:  # a key the analysis knows the value of
+        key = known_str(indices[0]) if known_str(indices[0]) is not None else known_int(indices[0])
+    if owner.kind is Kind.REF:
+        namespace = owner.qualname.removesuffix(".__dict__")
+        if namespace != owner.qualname:  # `models.__dict__[arch]`: a member of the module
+            return an.member_of(namespace, key if isinstance(key, str) else None, node, frame)
+        return UNKNOWN  # typing subscripts such as list[int]
     if key is not None and owner.identity == 0 and owner.kind in (Kind.MODULE, Kind.UNKNOWN):
         stored = an.deep_field(node, frame)
         if stored is not None:

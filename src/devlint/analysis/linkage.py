@@ -14,7 +14,8 @@ import libcst as cst
 from devlint.analysis.events import Context
 from devlint.analysis.shared import Analyzer, Frame, ProjectFile, Scope
 from devlint.analysis.syntax import block, is_main_guard
-from devlint.analysis.values import NONE_VALUE, SCALAR, UNKNOWN, Value, ref
+from devlint.analysis.placement import join
+from devlint.analysis.values import NONE_VALUE, SCALAR, UNKNOWN, Kind, Value, ref
 from devlint.analysis.vocabulary import bool_fact_of
 
 _BUILTINS = frozenset(dir(builtins))
@@ -80,6 +81,8 @@ def _project_value(an: Analyzer, qualname: str, frame: Frame) -> Value | None:
     if unit.module is frame.scope.module or str(unit.path) == an.own_file:
         return None
     load_unit(an, unit)
+    if name == "*":  # `registry.__dict__[name]`: one of the classes and functions the module defines
+        return _one_of_members(unit_env(unit))
     head, _, rest = name.partition(".")
     value = unit_env(unit).get(head)
     if value is None and unit.scope is not None:
@@ -100,6 +103,16 @@ def _project_value(an: Analyzer, qualname: str, frame: Frame) -> Value | None:
         for attr in rest.split("."):
             value = an.get_attribute(value, attr, unit.module, unit_frame)
     return value
+
+
+def _one_of_members(env: dict[str, Value]) -> Value:
+    members = [v for k, v in env.items() if v.kind in (Kind.CLASS, Kind.FUNCTION) and not k.startswith("_")]
+    if not members or len(members) > 8:
+        return UNKNOWN
+    result = members[0]
+    for member in members[1:]:
+        result = join(result, member)
+    return result
 
 
 def load_unit(an: Analyzer, unit: ProjectFile) -> None:

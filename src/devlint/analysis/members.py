@@ -11,7 +11,7 @@ import libcst as cst
 
 from devlint.analysis import conditions, devices
 from devlint.analysis.names import canonical
-from devlint.analysis.placement import alternatives
+from devlint.analysis.placement import alternatives, join
 from devlint.analysis.shared import Analyzer, Frame
 from devlint.analysis.syntax import code_of, dotted, is_setting_attribute
 from devlint.analysis.values import (
@@ -38,6 +38,12 @@ _SHAPE = Value(Kind.TUPLE, NO_TENSORS, elem=SCALAR)
 
 
 def get_attribute(an: Analyzer, owner: Value, attr: str, node: cst.CSTNode, frame: Frame) -> Value:
+    if owner.has(Fact.ONE_OF) and not owner.has(Fact.TENSOR_TYPE):  # `cls.from_pretrained` of one of several classes
+        result: Value | None = None
+        for _, candidate in owner.fields:
+            found = get_attribute(an, candidate, attr, node, frame)
+            result = found if result is None else join(result, found)
+        return result if result is not None else UNKNOWN
     if owner.kind is Kind.REF:
         qualname = canonical(f"{owner.qualname}.{attr}")
         if qualname in tk.DTYPES:
@@ -123,6 +129,16 @@ def tensor_type(qualname: str, node: cst.CSTNode | None) -> Value:
     keeps where each path puts them."""
     place = device_at("cuda", node, "cuda") if qualname in tk.CUDA_TENSOR_TYPES else HOST
     return Value(Kind.REF, place, qualname=qualname, facts=frozenset({Fact.TENSOR_TYPE}))
+
+
+def member_of(an: Analyzer, namespace: str, name: str | None, node: cst.CSTNode, frame: Frame) -> Value:
+    """`getattr(torch, name)`, `models.__dict__[arch]`: the member `name` of an imported module,
+    or, when the name is not known, one of its members (`torchvision.models.*` is a model
+    constructor whichever it is)."""
+    owner = ref(namespace)
+    if name is not None:
+        return get_attribute(an, owner, name, node, frame)
+    return an.project_value(f"{namespace}.*", frame) or ref(f"{namespace}.*")
 
 
 def method_value(an: Analyzer, owner: Value, attr: str) -> Value:

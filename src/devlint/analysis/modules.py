@@ -22,6 +22,7 @@ from devlint.analysis.values import (
     NONE_VALUE,
     ORIGIN_AFTER_MOVE,
     ORIGIN_ATTRIBUTE,
+    ORIGIN_COMPUTED,
     ORIGIN_DATA,
     ORIGIN_FACTORY,
     ORIGIN_MODULE,
@@ -183,6 +184,9 @@ def call_module(an: Analyzer, module: Value, node: cst.Call, args: Args, kwargs:
         call_args = [module] + [_as_moved(a, module) for a in args]
         result = an.call_function(method[1], call_args, kwargs, node, frame, class_info=method[0],
                                   is_method=True, role="forward")
+        if module.place.on_host and result.place.on_host and result.origin is not None \
+                and result.origin.category == ORIGIN_COMPUTED:
+            result = result.evolve(origin=_computed(node, name, module))  # named by the outer call
         if result.kind is not Kind.UNKNOWN or result.place.known:
             return result
     if info is None and not reported and module.qualname == tk.SEQUENTIAL and args \
@@ -210,9 +214,14 @@ def call_module(an: Analyzer, module: Value, node: cst.Call, args: Args, kwargs:
         return Value(Kind.TENSOR, UNKNOWN_PLACE)  # the hooks return outputs where the inputs were
     if module.place.where is Where.UNKNOWN:
         return Value(Kind.TENSOR, UNKNOWN_PLACE)
-    if module.place.on_host:
-        return Value(Kind.TENSOR, module.place, module.origin)
+    if module.place.on_host:  # computed on the CPU, where the module's weights are
+        return Value(Kind.TENSOR, module.place, _computed(node, name, module))
     return Value(Kind.TENSOR, module.place, Origin(ORIGIN_OTHER, node, f"the output of `{name}`"))
+
+
+def _computed(node: cst.Call, name: str, module: Value) -> Origin:
+    return Origin(ORIGIN_COMPUTED, node, f"the output of `{name}`", "",
+                  module.origin.node if module.origin is not None else None)
 
 
 def _as_moved(value: Value, module: Value, depth: int = 0) -> Value:

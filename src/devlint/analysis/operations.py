@@ -76,8 +76,11 @@ def _first_meet(an: Analyzer, node: cst.CSTNode, operands: list[Value], index: i
             if both is None or conditions.conjoin(both, gpu_condition) is None:
                 continue  # the two cannot be where they are on one path
             likely = not conditions.is_premise(both)
+            # say when the host side is on the host (that is what the user must change); the
+            # device side's own condition only when the host side has none
+            shown = condition if not conditions.is_premise(condition) else both
             return Meet(node, an.ctx(frame), value.at(place), operands[other].at(device_place), operation,
-                        likely=likely, condition=conditions.describe(both) if likely else "")
+                        likely=likely, condition=conditions.describe(shown) if likely else "")
     return None
 
 

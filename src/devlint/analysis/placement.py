@@ -107,6 +107,8 @@ def join(a: "Value | None", b: "Value | None", cond: Literal | None = None) -> V
     place = join_places(a.place, b.place, cond)
     if is_deviceish(a) and is_deviceish(b):
         return _join_devices(a, b, place)
+    if a.kind in _CALLABLES and b.kind in _CALLABLES:
+        return _choice(a, b, place)
     if a.kind is not b.kind:
         if a.kind is Kind.NONE:
             return b
@@ -147,9 +149,33 @@ def join(a: "Value | None", b: "Value | None", cond: Literal | None = None) -> V
         elem=elem,
         identity=a.identity if a.identity == b.identity else 0,
         qualname=a.qualname if a.qualname == b.qualname else "",
-        facts=a.facts & b.facts,
+        facts=(a.facts & b.facts) | ((a.facts | b.facts) & _TOLERANT),
         node=a.node if a.node is b.node else None,
     )
+
+
+_CALLABLES = frozenset({Kind.REF, Kind.FUNCTION, Kind.CLASS})
+# facts that say someone else places a value's inputs or the value itself (DataParallel,
+# accelerate's hooks, a framework): kept when one path has them, since a meet must not be
+# claimed on a path where the value tolerates it
+_TOLERANT = frozenset({Fact.SCATTERS, Fact.MANAGED, Fact.DISPATCHED})
+_MAX_CANDIDATES = 8
+
+
+def _choice(a: Value, b: Value, place: Placement) -> Value:
+    """One of several callables (`model_class = T5...from_pretrained` on one branch,
+    `Bart...from_pretrained` on another; a registry `MODELS[name]`): calling it calls one of
+    them (analysis/calls.py), so what the candidates share is kept."""
+    candidates: list[Value] = []
+    for side in (a, b):
+        for candidate in ([f for _, f in side.fields] if side.has(Fact.ONE_OF) else [side]):
+            if candidate not in candidates:
+                candidates.append(candidate)
+    if len(candidates) > _MAX_CANDIDATES:
+        return Value(Kind.UNKNOWN, UNKNOWN_PLACE)
+    kind = a.kind if a.kind is b.kind else Kind.UNKNOWN
+    return Value(kind, place, fields=tuple(("one of", c) for c in candidates),
+                 facts=(a.facts & b.facts) | {Fact.ONE_OF})
 
 
 def is_deviceish(value: Value) -> bool:

@@ -102,6 +102,8 @@ class Origin:
     node: "cst.CSTNode | None" = field(default=None, compare=False)
     description: str = ""
     name: str = ""  # the variable the value was first bound to, for messages
+    # for a value computed by an unmoved module: where that module was built
+    cause: "cst.CSTNode | None" = field(default=None, compare=False)
 
 
 # Origin categories (the vocabulary shared by the analysis and the rules).
@@ -113,6 +115,7 @@ ORIGIN_MODULE = "module"  # a module constructed (or loaded) and never moved
 ORIGIN_ATTRIBUTE = "attribute"  # a plain tensor attribute of a module
 ORIGIN_OUTSIDE_TREE = "outside-tree"  # a module that a parent's .to() does not reach
 ORIGIN_AFTER_MOVE = "after-move"  # a submodule / parameter assigned after the parent moved
+ORIGIN_COMPUTED = "computed"  # the output of a module that runs on the CPU (it was never moved)
 ORIGIN_OTHER = "other"
 
 

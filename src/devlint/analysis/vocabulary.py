@@ -44,6 +44,7 @@ class Fact:
     EMPTY = "empty"  # an empty list literal
     DATA_ITER = "data_iter"  # iterating it yields batches (enumerate(loader), zip(loader, ...))
     # objects of outside libraries
+    ONE_OF = "one_of"  # one of several callables (its fields are the candidates), chosen at run time
     TENSOR_TYPE = "tensor_type"  # a legacy typed tensor class (torch.cuda.FloatTensor), placed where it makes tensors
     PLOT_AXES = "plot_axes"  # matplotlib axes
     ARGPARSER = "argparser"  # an argparse.ArgumentParser

@@ -9,7 +9,7 @@ from devlint.analysis.values import Value, Where
 from devlint.findings import Phase
 
 if TYPE_CHECKING:  # pragma: no cover
-    from devlint.analysis.events import Context
+    from devlint.analysis.events import Context, Meet
     from devlint.analysis.program import Program
 
 
@@ -25,6 +25,11 @@ def where_from(program: "Program", value: Value) -> str:
         line = program.position(origin.node)[0]
         return f"{origin.description} at line {line}"
     return origin.description
+
+
+def on_path(meet: "Meet") -> str:
+    """" when `args.gpu is None`": the paths a meet happens on, when not every path."""
+    return f" when {meet.condition}" if meet.condition else ""
 
 
 def device_side(program: "Program", value: Value) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from devlint.analysis import devices
 from devlint.analysis.events import Move, Site, SiteKind
+from devlint.analysis.values import ORIGIN_DATA, ORIGIN_FACTORY, ORIGIN_MODULE
 from devlint.findings import Confidence, Severity
 from devlint.knowledge import torch as tk
 from devlint.rules.base import Report, Rule
@@ -51,6 +52,9 @@ rule = Rule(
 )
 
 
+_MADE = frozenset({ORIGIN_FACTORY, ORIGIN_DATA, ORIGIN_MODULE})
+
+
 def _nccl(program) -> bool:
     return any("nccl" in site.text for site in program.sites(SiteKind.PROCESS_GROUP))
 
@@ -74,6 +78,17 @@ def _use(event) -> tuple[object, str] | None:
     return None
 
 
+def _made_here(event) -> bool:
+    """CUDA asked for what the code builds itself (`torch.zeros(n).cuda()`, `device="cuda"`,
+    `nn.Linear(...).cuda()`): no caller's check can make that work without a GPU."""
+    if isinstance(event, Site):
+        return event.kind is SiteKind.FACTORY
+    if isinstance(event, Move):
+        origin = event.subject.origin
+        return origin is not None and origin.category in _MADE
+    return False
+
+
 @rule.check
 def unguarded_cuda(program):
     for kind in (SiteKind.CUDA_QUERY, SiteKind.CPU_FALLBACK, SiteKind.CUDA_FLAG):
@@ -81,10 +96,13 @@ def unguarded_cuda(program):
             return
     if _nccl(program):
         return
+    in_entry = False
     for event in program.events:
         if isinstance(event, Site) and event.kind is SiteKind.ENTRY:
-            return  # only what runs when the file is executed: a library helper may be called
-            # only by code that checked for a GPU first
+            in_entry = True  # code no call in the file reaches: a library's
+            continue
+        if in_entry and not _made_here(event):
+            continue  # a helper moving what its caller gives may be called only after a check
         use = _use(event)
         if use is None or event.ctx.guarded:
             continue

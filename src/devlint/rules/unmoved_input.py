@@ -1,9 +1,9 @@
 """DEV101 unmoved-input: host data meets a model or tensor that was moved to a device."""
 
 from devlint._lazy import lazy_import
-from devlint.analysis.values import ORIGIN_BATCH, ORIGIN_DATA, ORIGIN_TOKENIZER
+from devlint.analysis.values import ORIGIN_BATCH, ORIGIN_COMPUTED, ORIGIN_DATA, ORIGIN_TOKENIZER
 from devlint.findings import Confidence, Severity
-from devlint.rules._describe import device_expr, device_side, value_name, when_it_crashes, where_from
+from devlint.rules._describe import device_expr, device_side, on_path, value_name, when_it_crashes, where_from
 from devlint.rules.base import FixSafety, Report, Rule
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
@@ -48,28 +48,36 @@ rule = Rule(
     """,
 )
 
-_DATA = {ORIGIN_BATCH, ORIGIN_DATA, ORIGIN_TOKENIZER}
+_DATA = {ORIGIN_BATCH, ORIGIN_DATA, ORIGIN_TOKENIZER, ORIGIN_COMPUTED}
 
 
 @rule.check
 def host_data_meets_device(program):
     for meet in program.meets:
         host = meet.host
-        if host.origin is None or host.origin.category not in _DATA:
+        origin = host.origin
+        if origin is None or origin.category not in _DATA:
             continue
         name = value_name(host, "this tensor")
-        source = where_from(program, host)
-        source = f" ({source})" if source else ""
-        condition = f" when `{host.place.cond}` is false" if host.place.cond else ""
-        fix_name = host.label or "it"
+        condition = on_path(meet)
+        device = device_expr(meet.device)
+        if origin.category == ORIGIN_COMPUTED:
+            model = origin.description.removeprefix("the output of ")
+            built = f", built at line {program.line(origin.cause)}" if origin.cause is not None else ""
+            source = f" ({origin.description}, a model that was never moved{built})"
+            advice = f"Move the model to the device when you build it: `{model.strip('`')}.to({device})`."
+        else:
+            source = where_from(program, host)
+            source = f" ({source})" if source else ""
+            advice = (f"Move it to the device first: `{host.label} = {host.label}.to({device})`." if host.label
+                      else f"Move it to the device first, with `.to({device})`.")
         yield Report(
             node=meet.node,
             message=(
                 f"{name} is still on the CPU here{condition}{source}, but "
-                f"{device_side(program, meet.device)}: {when_it_crashes(program, meet.ctx)}. "
-                f"Move it to the device first: `{fix_name} = {fix_name}.to({device_expr(meet.device)})`."
+                f"{device_side(program, meet.device)}: {when_it_crashes(program, meet.ctx)}. {advice}"
             ),
-            confidence=Confidence.LIKELY if meet.likely or host.place.cond else Confidence.DEFINITE,
+            confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,
-            fix=_fixes.move_before_use(program, meet),
+            fix=None if origin.category == ORIGIN_COMPUTED else _fixes.move_before_use(program, meet),
         )

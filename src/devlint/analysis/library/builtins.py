@@ -10,7 +10,7 @@ from devlint.analysis.library.common import NEXT, bound_arguments
 from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
 from devlint.analysis.syntax import string_value
 from devlint.analysis.values import NO_TENSORS, NONE_VALUE, SCALAR, STR, UNKNOWN, Kind, Value, new_identity
-from devlint.analysis.vocabulary import Fact
+from devlint.analysis.vocabulary import Fact, known_str
 
 _NUMBERS = frozenset({"len", "int", "float", "bool", "abs", "round", "isinstance", "hasattr", "callable", "id",
                       "hash"})
@@ -53,10 +53,12 @@ def builtin(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwa
         return Value(Kind.LIST, NO_TENSORS, elem=SCALAR)
     if name == "print":
         return NONE_VALUE
-    if name == "getattr" and len(args) >= 2 and isinstance(node.args[1].value, cst.SimpleString):
-        attr = string_value(node.args[1].value)
+    if name == "getattr" and len(args) >= 2:
+        attr = known_str(args[1])
         if attr:
             return an.get_attribute(args[0], attr, node, frame)
+        if args[0].kind is Kind.REF and len(args) == 2:  # `getattr(torch, window)`: one of its members
+            return an.member_of(args[0].qualname, None, node, frame)
     if name == "setattr" and len(args) >= 3 and isinstance(node.args[1].value,
                                                            (cst.SimpleString, cst.FormattedString, cst.Name)):
         attr = string_value(node.args[1].value) or "<dynamic>"
