@@ -31,6 +31,7 @@ from devlint.analysis.values import (
     new_identity,
 )
 from devlint.analysis.vocabulary import Fact
+from devlint.analysis.library.annotations import annotated_value
 from devlint.analysis.library.common import bound_arguments
 from devlint.analysis.library.frameworks import tokenizer_output
 from devlint.analysis.library.methods import is_tensor_method, library_method, receiver_method, tensor_method
@@ -102,6 +103,9 @@ def call_value(an: Analyzer, callee: Value, node: cst.Call, args: Args, kwargs: 
         return an.instantiate(an.classes[id(callee.node)], args, kwargs, node, frame)
     if callee.kind is Kind.MODULE:
         return an.call_module(callee, node, args, kwargs, frame)
+    if callee.kind is Kind.UNKNOWN and callee.place.known and not callee.fields:
+        # a value moved with `.to(d)` / `.cuda()` and then called: only a module is both
+        return an.call_module(callee.evolve(kind=Kind.MODULE), node, args, kwargs, frame)
     if callee.kind is Kind.TOKENIZER:
         return tokenizer_output(node)
     if callee.kind is Kind.OBJECT and callee.node is not None:
@@ -275,13 +279,16 @@ def _bind_parameters(an: Analyzer, params: cst.Parameters, args: Args, kwargs: K
     for param in positional:
         pname = param.name.value
         if remaining:
-            env[pname] = remaining.pop(0).named(pname) if not (is_method and not env) else remaining.pop(0)
+            value = remaining.pop(0)
+            env[pname] = value.named(pname) if not (is_method and not env) else value
         elif pname in kwargs:
             env[pname] = kwargs[pname].named(pname)
         elif param.default is not None:
             env[pname] = _default(an, param.default, frame, entry)
         else:
             env[pname] = UNKNOWN
+        if env[pname].kind is Kind.UNKNOWN and not env[pname].place.known:
+            env[pname] = annotated_value(an, param.annotation, pname, param, frame) or env[pname]
     for param in params.kwonly_params:
         pname = param.name.value
         if pname in kwargs:
@@ -290,6 +297,8 @@ def _bind_parameters(an: Analyzer, params: cst.Parameters, args: Args, kwargs: K
             env[pname] = _default(an, param.default, frame, entry)
         else:
             env[pname] = UNKNOWN
+        if env[pname].kind is Kind.UNKNOWN and not env[pname].place.known:
+            env[pname] = annotated_value(an, param.annotation, pname, param, frame) or env[pname]
     if isinstance(params.star_arg, cst.Param):
         env[params.star_arg.name.value] = Value(Kind.TUPLE, NO_TENSORS, elem=join(remaining[0], remaining[-1])
                                                 if remaining else None)

@@ -84,8 +84,8 @@ def eval_subscript(an: Analyzer, node: cst.Subscript, frame: Frame) -> Value:
 
 def item_of(an: Analyzer, value: Value, key: object, text: str) -> Value:
     """`value[key]` / unpacking position `key` / attribute `key` of a batch."""
-    if value.has(Fact.HF_DATASET) or value.has(Fact.PLOT_AXES):  # `dataset["train"]`, `axes[0, 1]`
-        return value
+    if value.has(Fact.HF_DATASET) or value.has(Fact.PLOT_AXES) or value.has(Fact.PLOT_FIGURE):
+        return value  # `dataset["train"]`, `axes[0, 1]`, `subfigs[0]`
     if key is not None:
         field = value.get_field(key)
         if field is None and isinstance(key, int) and key < 0 and value.kind in (Kind.TUPLE, Kind.LIST, Kind.BATCH) \
@@ -120,6 +120,8 @@ def item_of(an: Analyzer, value: Value, key: object, text: str) -> Value:
 
 def element_of(an: Analyzer, value: Value) -> Value:
     """What iterating over `value` yields."""
+    if value.has(Fact.PLOT_AXES) or value.has(Fact.PLOT_FIGURE):
+        return value  # an array of axes or subfigures yields axes or subfigures
     if value.kind in (Kind.LOADER, Kind.DATASET):
         if value.elem is not None:
             return value.elem

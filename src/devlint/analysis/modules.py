@@ -213,6 +213,10 @@ def call_module(an: Analyzer, module: Value, node: cst.Call, args: Args, kwargs:
     if module.has(Fact.DISPATCHED):
         return Value(Kind.TENSOR, UNKNOWN_PLACE)  # the hooks return outputs where the inputs were
     if module.place.where is Where.UNKNOWN:
+        # wherever the module is, a call that does not crash runs where its inputs are
+        device = next((v for v in inputs if v.place.on_device and not v.has(Fact.MANAGED)), None)
+        if device is not None:
+            return Value(Kind.TENSOR, device.place, Origin(ORIGIN_OTHER, node, f"the output of `{name}`"))
         return Value(Kind.TENSOR, UNKNOWN_PLACE)
     if module.place.on_host:  # computed on the CPU, where the module's weights are
         return Value(Kind.TENSOR, module.place, _computed(node, name, module))

@@ -14,7 +14,7 @@ import libcst as cst
 
 from devlint.analysis import conditions, devices
 from devlint.analysis.events import DeviceMeet, HostUse, Meet
-from devlint.analysis.placement import alternatives, is_tensor_operand, join, tensor_result
+from devlint.analysis.placement import alternatives, is_tensor_operand, join, members, tensor_result
 from devlint.analysis.shared import Analyzer, Frame
 from devlint.analysis.values import HOST, NO_TENSORS, SCALAR, STR, UNKNOWN, Kind, Placement, Value, Where
 from devlint.analysis.vocabulary import Fact
@@ -25,6 +25,10 @@ def binary(an: Analyzer, node: cst.CSTNode, left: Value, right: Value, op: str, 
         return STR if left.kind is Kind.STR and right.kind is Kind.STR else UNKNOWN
     if left.kind is Kind.LIST and right.kind is Kind.LIST:
         return Value(Kind.LIST, NO_TENSORS, elem=join(an.element_of(left), an.element_of(right)))
+    if op == "*" and Kind.LIST in (left.kind, right.kind) and Kind.SCALAR in (left.kind, right.kind):
+        listed = left if left.kind is Kind.LIST else right  # `[placeholder] * n`
+        element = an.element_of(listed)
+        return Value(Kind.LIST, element.place if element.kind is Kind.TENSOR else NO_TENSORS, elem=element)
     tensors = [v for v in (left, right) if is_tensor_operand(v)]
     if not tensors:
         if left.kind is Kind.SCALAR and right.kind is Kind.SCALAR:
@@ -144,9 +148,9 @@ def host_consumer(an: Analyzer, node: cst.CSTNode, values: list[Value], consumer
     """Values handed to code that reads host memory (NumPy, sklearn, matplotlib, `.numpy()`):
     a device tensor among them is a `HostUse`."""
     for value in values:
-        candidates = [value]
+        candidates = members(value)
         if value.kind in (Kind.LIST, Kind.TUPLE):
-            candidates = [v for _, v in value.fields] + ([value.elem] if value.elem is not None else [])
+            candidates = [v for _, v in value.fields] + (members(value.elem) if value.elem is not None else [])
         for v in candidates:
             if v.kind not in (Kind.TENSOR, Kind.UNKNOWN) or v.has(Fact.MANAGED):
                 continue

@@ -104,6 +104,8 @@ def join(a: "Value | None", b: "Value | None", cond: Literal | None = None) -> V
         return a
     if a == b:
         return a
+    if a.has(Fact.MAY_HOLD) or b.has(Fact.MAY_HOLD):
+        return union(a, b)
     place = join_places(a.place, b.place, cond)
     if is_deviceish(a) and is_deviceish(b):
         return _join_devices(a, b, place)
@@ -138,6 +140,13 @@ def join(a: "Value | None", b: "Value | None", cond: Literal | None = None) -> V
         # an empty container on one path (`self.layers = []` before a loop that appends):
         # whatever it holds came from the other path
         elem = a.elem if a.elem is not None else b.elem
+    elif a.kind is Kind.LIST and (a.elem is not None or b.elem is not None):
+        # `[h]` on one path, grown by appends on another: it may hold any of their members
+        for side in (a, b):
+            for _, member in side.fields:
+                elem = union(elem, member)
+            if side.elem is not None:
+                elem = union(elem, side.elem)
     origin = a.origin if (a.place.where is not Where.DEVICE or a.origin) else b.origin
     if b.place.where in (Where.HOST,) and a.place.where is Where.DEVICE:
         origin = b.origin
@@ -176,6 +185,35 @@ def _choice(a: Value, b: Value, place: Placement) -> Value:
     kind = a.kind if a.kind is b.kind else Kind.UNKNOWN
     return Value(kind, place, fields=tuple(("one of", c) for c in candidates),
                  facts=(a.facts & b.facts) | {Fact.ONE_OF})
+
+
+_MAX_MEMBERS = 6
+
+
+def members(value: Value) -> list[Value]:
+    """The values a list member may be (analysis/placement.py `union`)."""
+    return [m for _, m in value.fields] if value.has(Fact.MAY_HOLD) else [value]
+
+
+def union(a: "Value | None", b: Value) -> Value:
+    """A member of a list that may hold `a` or `b` (`rows.append(x)` in a loop, `out[i] = y`):
+    members stay apart, so that a host-only sink or a combiner sees each of them."""
+    found: list[Value] = []
+    for member in (members(a) if a is not None else []) + members(b):
+        if member not in found:
+            found.append(member)
+    if len(found) == 1:
+        return found[0]
+    if len(found) > _MAX_MEMBERS:
+        joined = found[0]
+        for member in found[1:]:
+            joined = join(joined.with_facts(remove=(Fact.MAY_HOLD,)), member)
+        return joined
+    kind = found[0].kind if all(m.kind is found[0].kind for m in found) else Kind.UNKNOWN
+    place = found[0].place
+    for member in found[1:]:
+        place = join_places(place, member.place, None)
+    return Value(kind, place, fields=tuple(("member", m) for m in found), facts=frozenset({Fact.MAY_HOLD}))
 
 
 def is_deviceish(value: Value) -> bool:

@@ -44,9 +44,11 @@ class Fact:
     EMPTY = "empty"  # an empty list literal
     DATA_ITER = "data_iter"  # iterating it yields batches (enumerate(loader), zip(loader, ...))
     # objects of outside libraries
+    MAY_HOLD = "may_hold"  # a member of a list that holds several kinds of values (its fields are those)
     ONE_OF = "one_of"  # one of several callables (its fields are the candidates), chosen at run time
     TENSOR_TYPE = "tensor_type"  # a legacy typed tensor class (torch.cuda.FloatTensor), placed where it makes tensors
     PLOT_AXES = "plot_axes"  # matplotlib axes
+    PLOT_FIGURE = "plot_figure"  # a matplotlib figure (or subfigure)
     ARGPARSER = "argparser"  # an argparse.ArgumentParser
     PARSED_ARGS = "parsed_args"  # what parse_args() returned
     OPTION_DEFAULT = "option_default"  # a number that is a command-line option's default

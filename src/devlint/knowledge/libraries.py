@@ -130,6 +130,10 @@ ARGPARSE_PARSERS = frozenset({"parse_args", "parse_known_args"})
 AXES_MAKERS = frozenset({"matplotlib.pyplot.subplots", "matplotlib.pyplot.subplot", "matplotlib.pyplot.gca",
                          "matplotlib.pyplot.axes"})
 FIGURE_AND_AXES_MAKERS = frozenset({"matplotlib.pyplot.subplots"})  # return (figure, axes)
+# matplotlib's object-oriented API: figures, and the figure methods that give axes or subfigures
+FIGURE_MAKERS = frozenset({"matplotlib.pyplot.figure", "matplotlib.pyplot.gcf", "matplotlib.figure.Figure"})
+FIGURE_AXES_METHODS = frozenset({"add_subplot", "subplots", "gca", "add_axes", "subplot_mosaic"})
+FIGURE_SUBFIGURE_METHODS = frozenset({"subfigures", "add_subfigure"})
 AXES_PLOTTING = frozenset({"plot", "scatter", "hist", "hist2d", "imshow", "matshow", "bar", "barh", "step",
                            "stem", "fill_between", "errorbar", "boxplot", "violinplot", "pie", "contour",
                            "contourf", "pcolormesh", "semilogx", "semilogy", "loglog", "stackplot"})

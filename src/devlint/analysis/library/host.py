@@ -18,6 +18,8 @@ def host_call(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: K
         an.host_consumer(node, given, f"`{qualname}`", frame)
     if qualname in lib.AXES_MAKERS:
         return axes(qualname)
+    if qualname in lib.FIGURE_MAKERS:
+        return figure()
     if qualname in lib.NUMPY_ARRAY_MAKERS:
         return Value(Kind.NDARRAY, HOST)
     if not matches(qualname, lib.NUMPY):
@@ -54,11 +56,26 @@ def _number_like(value: Value, depth: int = 0) -> bool:
     return False
 
 
-def axes(qualname: str) -> Value:
+def axes(qualname: str = "") -> Value:
     """Matplotlib axes: one (`plt.gca()`), or `(figure, axes)` from `plt.subplots()`, whose
     axes may be an array of axes (indexing it gives axes again)."""
     one = Value(Kind.OBJECT, NO_TENSORS, facts=frozenset({Fact.PLOT_AXES}))
     one = one.evolve(elem=one)
     if qualname in lib.FIGURE_AND_AXES_MAKERS:
-        return Value(Kind.TUPLE, NO_TENSORS, fields=((0, UNKNOWN), (1, one)))
+        return Value(Kind.TUPLE, NO_TENSORS, fields=((0, figure()), (1, one)))
     return one
+
+
+def figure() -> Value:
+    """A matplotlib figure, or an array of subfigures (indexing or iterating gives a figure)."""
+    one = Value(Kind.OBJECT, NO_TENSORS, facts=frozenset({Fact.PLOT_FIGURE}))
+    return one.evolve(elem=one)
+
+
+def figure_method(name: str) -> Value | None:
+    """`fig.add_subplot(...)` / `fig.subplots(...)` give axes, `fig.subfigures(...)` figures."""
+    if name in lib.FIGURE_AXES_METHODS:
+        return axes()
+    if name in lib.FIGURE_SUBFIGURE_METHODS:
+        return figure()
+    return None

@@ -10,7 +10,8 @@ import libcst as cst
 from devlint.analysis.events import SiteKind
 from devlint.analysis.library.environment import argparser_method
 from devlint.analysis.library.frameworks import hand_to_framework, managed, tokenizer_output
-from devlint.analysis.placement import is_tensor_operand, join, tensor_result
+from devlint.analysis.library.host import figure_method
+from devlint.analysis.placement import is_tensor_operand, tensor_result, union
 from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
 from devlint.analysis.syntax import code_of, string_value
 from devlint.analysis.values import (
@@ -42,6 +43,8 @@ def receiver_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, ar
     if receiver.has(Fact.PLOT_AXES) and name in lib.AXES_PLOTTING:
         return an.host_consumer(node, list(args) + [v for k, v in kwargs.items() if not k.startswith("*")],
                                 f"`{code_of(node.func)}`", frame)
+    if receiver.has(Fact.PLOT_FIGURE):
+        return figure_method(name)
     return None
 
 
@@ -104,13 +107,12 @@ def library_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, arg
         an.emit_site(node, frame, SiteKind.OPTIMIZER_LOAD, receiver.qualname, receiver)
         return UNKNOWN
     if kind is Kind.LIST and name in tk.LIST_GROWING_METHODS and args and isinstance(node.func, cst.Attribute):
-        target = node.func.value
         new_elem = args[-1] if name != "extend" else an.element_of(args[-1])
-        merged = receiver.evolve(elem=join(receiver.elem, new_elem) if receiver.elem is not None or receiver.fields
-                                 else new_elem, fields=()).with_facts(remove=(Fact.EMPTY,))
-        if receiver.fields:
-            merged = merged.evolve(elem=join(an.element_of(receiver), new_elem))
-        an.assign(target, merged, frame, node)
+        held = receiver.elem
+        for _, member in receiver.fields:
+            held = union(held, member)
+        merged = receiver.evolve(elem=union(held, new_elem), fields=()).with_facts(remove=(Fact.EMPTY,))
+        an.assign(node.func.value, merged, frame, node)
         return NONE_VALUE
     if kind is Kind.UNKNOWN and receiver.has(Fact.HF_DATASET):  # .map / .filter / .with_format ...
         return receiver

@@ -7,7 +7,7 @@ import libcst as cst
 
 from devlint.analysis.events import SiteKind
 from devlint.analysis.library.common import call_arguments
-from devlint.analysis.placement import is_tensor_operand, tensor_result
+from devlint.analysis.placement import is_tensor_operand, members, tensor_result
 from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
 from devlint.analysis.syntax import bound_names, code_of, constant_across_iterations, is_number_expression
 from devlint.analysis.values import (
@@ -100,8 +100,8 @@ def torch_function(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwar
     for value in list(args) + [v for k, v in kwargs.items() if not k.startswith("*") and k != "out"]:
         if value.kind in (Kind.LIST, Kind.TUPLE):
             operands.extend(v for _, v in value.fields if is_tensor_operand(v))
-            if value.elem is not None and is_tensor_operand(value.elem):
-                operands.append(value.elem)
+            if value.elem is not None:
+                operands.extend(m for m in members(value.elem) if is_tensor_operand(m))
         elif is_tensor_operand(value):
             operands.append(value)
     if len(operands) >= 2:
