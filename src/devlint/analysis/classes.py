@@ -58,6 +58,12 @@ def classify(an: Analyzer, info: ClassInfo) -> None:
                 info.opaque_base = True
         elif base.kind is Kind.UNKNOWN:
             info.opaque_base = True
+    if not info.is_module and not info.is_dataset and info.opaque_base and "forward" in info.methods \
+            and not any(b.kind is Kind.REF and matches(b.qualname, lib.NOT_MODULE_BASES) for b in info.bases):
+        # a class on a base the analysis cannot see that defines `forward` is a module (a layer
+        # of a library devlint has no rows for); what it registers moves with it
+        info.is_module = True
+        info.library_base = info.library_base or next((b.qualname for b in info.bases if b.kind is Kind.REF), "?")
 
 
 def class_of(an: Analyzer, value: Value) -> ClassInfo | None:

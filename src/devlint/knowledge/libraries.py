@@ -30,7 +30,14 @@ MODULE_BASES = frozenset({
     "transformers.modeling_utils.PreTrainedModel", "torch.nn.Sequential",
     "torch.nn.ModuleList", "torch.nn.ModuleDict", "timm.models.*", "torchvision.models.*",
     "torchmetrics.Metric", "torchmetrics.metric.Metric",
+    # graph and geometry libraries: their layers (MessagePassing, GCNConv, ...) are modules
+    "torch_geometric.nn.*", "torch_geometric_temporal.nn.*", "dgl.nn.*", "torch_sparse.*",
+    "transformers.*PreTrainedModel", "transformers.modeling_utils.*", "timm.layers.*", "diffusers.*Mixin",
+    "diffusers.models.*",
 })
+# library classes that have a `forward` but are not modules (a class on another base with a
+# `forward` method is taken for a module: analysis/classes.py)
+NOT_MODULE_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.*"})
 
 # module bases whose hooks receive batches already placed by the framework
 FRAMEWORK_MODULE_BASES = frozenset({
