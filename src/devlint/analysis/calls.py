@@ -17,7 +17,7 @@ from devlint.analysis.conditions import Condition
 from devlint.analysis.events import Context, Site, SiteKind
 from devlint.analysis.identity import fresh_objects, shape
 from devlint.analysis.names import canonical
-from devlint.analysis.placement import alternatives, conditional, is_deviceish, join
+from devlint.analysis.placement import MAX_ALTERNATIVES, alternatives, conditional, is_deviceish, join
 from devlint.analysis.shared import Analyzer, Args, ClassInfo, Frame, Kwargs
 from devlint.analysis.syntax import block, code_of, dotted
 from devlint.analysis.values import (
@@ -343,6 +343,14 @@ def join_returns(an: Analyzer, returns: list[tuple[Condition | None, Value]], fn
         place = conditional(paths)
         if place.known:
             result = result.at(place)
+    elif len(returns) > 1 and result.kind is Kind.DEVICE and result.place.ident.split(devices.FALLBACK)[0] in ("", "?") \
+            and all(path is not None for path, _ in returns):
+        # one of several kinds of GPU (`select_device()` giving MPS, CUDA or the CPU): the
+        # device stays "a GPU", and each path keeps its own, for code reached only on some
+        # of them (a DataParallel under `torch.cuda.device_count() > 1`: program.reachable)
+        paths = [(path, place) for path, value in returns for _, place in alternatives(value.place)]
+        if len(paths) <= MAX_ALTERNATIVES:
+            result = result.at(replace(result.place, paths=tuple(paths)))
     return result
 
 
@@ -353,6 +361,10 @@ def _join_two(an: Analyzer, a: Value, b: Value, fn: cst.CSTNode, frame: Frame) -
         return b
     if is_deviceish(a) and is_deviceish(b):
         gpu = next((v.place for v in (a, b) if v.place.where in (Where.DEVICE, Where.COND)), None)
+        kinds = {devices.split(p.ident)[0] for v in (a, b) for _, p in alternatives(v.place) if p.on_device}
+        if gpu is not None and len(kinds) > 1:
+            # MPS on one path, CUDA on another: a GPU of some kind, which one is not known
+            gpu = replace(gpu, ident="", paths=())
         cpu = any(v.place.on_host or v.has(Fact.CPU_FALLBACK) for v in (a, b))
         if gpu is not None and cpu:
             checks = any(isinstance(e, Site) and e.kind is SiteKind.CUDA_QUERY and e.ctx.function == frame.ctx.function
@@ -362,4 +374,6 @@ def _join_two(an: Analyzer, a: Value, b: Value, fn: cst.CSTNode, frame: Frame) -
             value = Value(Kind.DEVICE, place, facts=frozenset({Fact.CPU_FALLBACK}))
             an.emit_site(fn, frame, SiteKind.CPU_FALLBACK, "", value, text=code_of(fn)[:80])
             return value
+        if gpu is not None and len(kinds) > 1:
+            return Value(Kind.DEVICE, replace(gpu, where=Where.DEVICE), facts=a.facts & b.facts)
     return join(a, b)

@@ -10,6 +10,7 @@ from devlint.analysis.syntax import dotted
 from devlint.analysis.values import (
     HOST,
     NO_TENSORS,
+    ORIGIN_AFTER_MOVE,
     UNKNOWN,
     UNKNOWN_PLACE,
     Kind,
@@ -107,7 +108,7 @@ def instantiate(an: Analyzer, info: ClassInfo, args: Args, kwargs: Kwargs, node:
             value = result_self
     elif init is None and not info.is_module:
         value = _record_fields(an, info, value, args, kwargs, frame)
-    if info.is_module:
+    if info.is_module and not _built_after_own_move(value):
         value = value.evolve(place=_module_place(value, info))
     if info.framework_managed:
         # a LightningModule: the Trainer places it and everything registered in it
@@ -185,6 +186,8 @@ def standalone_instance(an: Analyzer, info: ClassInfo, frame: Frame) -> Value:
     """An instance for the methods no call reached, built the way the program builds one; its
     registered state is wherever the program moves instances of the class."""
     value = instantiate(an, info, [], {}, info.node, frame, run_init=True, entry=True)
+    if info.is_module and _built_after_own_move(value):
+        return value  # what it holds is where its own move in `__init__` left it
     if info.is_module and id(info.node) in an.moved_classes:
         value = an.move_module(value, device_at("device"))
     elif info.is_module:
@@ -194,6 +197,13 @@ def standalone_instance(an: Analyzer, info: ClassInfo, frame: Frame) -> Value:
     elif info.opaque_base:
         value = value.evolve(fields=tuple((key, _unplaced(an, field)) for key, field in value.fields))
     return value
+
+
+def _built_after_own_move(module: Value) -> bool:
+    """An instance that moved itself in `__init__` (`self.to(cfg.device)`) and was given parts
+    afterwards: it is on that device, and those parts are not."""
+    return module.place.on_device and any(v.origin is not None and v.origin.category == ORIGIN_AFTER_MOVE
+                                          for _, v in module.fields)
 
 
 def _unplaced(an: Analyzer, value: Value) -> Value:

@@ -13,6 +13,7 @@ MPS, not both, and the paths where none is available are the CPU-only machine's.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 Literal = tuple[str, bool]  # (the normalised test, whether it holds)
 Condition = frozenset  # of Literal: a conjunction; the empty one holds on every path
@@ -24,6 +25,7 @@ AVAILABLE = {"cuda": "torch.cuda.is_available()", "mps": "torch.backends.mps.is_
              "xpu": "torch.xpu.is_available()"}
 _AVAILABLE_TYPES = {text: kind for kind, text in AVAILABLE.items()}
 _SPACES = re.compile(r"\s+")
+_ASKS_FOR_GPU = re.compile(r"is_available\(|device_count\(")
 _NEGATIONS = ((" is not ", " is "), (" != ", " == "), (" not in ", " in "))
 _MAX_LITERALS = 6  # a condition longer than this is not kept (the path is merely "some path")
 
@@ -67,37 +69,117 @@ def _strip_parens(text: str) -> str:
     return text
 
 
+def is_the_cpu(ident: str) -> str:
+    """The literal text of "the device `ident` names is the CPU" (`device.type == "cpu"`,
+    `str(device) != "cpu"`, `args.device == "cpu"` all state it about one device identity)."""
+    return f"<{ident}> is the CPU"
+
+
+_EARLIER = " @earlier"
+
+
+def in_earlier_iteration(lit: Literal) -> Literal:
+    """The literal as it held in an earlier iteration of a loop (a `continue` taken then): a
+    different literal from the same test evaluated now."""
+    return (lit[0] if lit[0].endswith(_EARLIER) else lit[0] + _EARLIER), lit[1]
+
+
 def negate(lit: Literal) -> Literal:
     return lit[0], not lit[1]
 
 
 def conjoin(a: Condition, b: Condition) -> Condition | None:
-    """Both conditions at once, or None when they cannot hold together."""
+    """Both conditions at once, or None when they cannot hold together (or the conjunction is
+    too long to keep)."""
     if not a:
         return b
     if not b:
         return a
     joined = a | b
-    if len(joined) > _MAX_LITERALS:
+    if len(joined) > _MAX_LITERALS or not compatible(a, b):
         return None
-    available = set()
-    for text, truth in joined:
-        if truth and (text, False) in joined:
-            return None
-        if truth and text in _AVAILABLE_TYPES:
-            available.add(_AVAILABLE_TYPES[text])
-    if len(available) > 1:
-        return None  # CUDA and MPS on one machine
     return frozenset(joined)
 
 
+def compatible(a: Condition, b: Condition) -> bool:
+    """The two conditions can hold together: no test both holds and fails, no machine with
+    two kinds of GPU, and no integer compared both ways (`n_gpu > 1` with `not n_gpu > 0`)."""
+    joined = a | b
+    available = set()
+    bounds: dict[str, tuple[float, float]] = {}
+    for text, truth in joined:
+        if truth and (text, False) in joined:
+            return False
+        if truth and text in _AVAILABLE_TYPES:
+            available.add(_AVAILABLE_TYPES[text])
+        interval = _interval(text, truth)
+        if interval is not None:
+            subject, low, high = interval
+            old_low, old_high = bounds.get(subject, (float("-inf"), float("inf")))
+            low, high = max(low, old_low), min(high, old_high)
+            if low > high:
+                return False
+            bounds[subject] = (low, high)
+    return len(available) <= 1
+
+
+_COMPARISON = re.compile(r"^([\w.\[\]()]+) (>=|<=|==|>|<) (-?\d+)$")
+_FLIPPED = {">": "<=", ">=": "<", "<": ">=", "<=": ">"}
+
+
+@lru_cache(maxsize=4096)
+def _interval(text: str, truth: bool) -> tuple[str, float, float] | None:
+    """`n > 1` holding: n in [2, inf); failing: n in (-inf, 1]. None for other tests (and for
+    `==` failing, which is no interval)."""
+    m = _COMPARISON.match(text)
+    if m is None:
+        return None
+    subject, operator, number = m.group(1), m.group(2), int(m.group(3))
+    if not truth:
+        if operator == "==":
+            return None
+        operator = _FLIPPED[operator]
+    low, high = {">": (number + 1, float("inf")), ">=": (number, float("inf")), "<": (float("-inf"), number - 1),
+                 "<=": (float("-inf"), number), "==": (number, number)}[operator]
+    return subject, low, high
+
+
+# what holds on each of two joined paths: (the `if` body's, the else path's)
+Split = tuple[Condition, Condition]
+
+
+def split(cond: "Literal | Split") -> Split:
+    """A branch literal as the two paths it separates; a Split as it is."""
+    if isinstance(cond[0], str):
+        return frozenset({cond}), frozenset({negate(cond)})  # type: ignore[arg-type]
+    return cond  # type: ignore[return-value]
+
+
+def extend(condition: Condition, more: Condition) -> Condition | None:
+    """The path `condition` continued where all of `more` holds; None when it cannot (a path
+    already too long to keep stays as it is)."""
+    if not compatible(condition, more):
+        return None
+    return conjoin(condition, more) or condition
+
+
 def with_literal(condition: Condition, lit: Literal) -> Condition | None:
-    return conjoin(condition, frozenset({lit}))
+    """The path `condition` continued where `lit` holds; None when it cannot. A path already
+    too long to keep stays as it is (it is merely "some path")."""
+    if not compatible(condition, frozenset({lit})):
+        return None
+    return conjoin(condition, frozenset({lit})) or condition
 
 
 def on_cpu_machine(condition: Condition) -> bool:
     """The condition says no GPU is available (a path of the CPU-only machine)."""
     return any(not truth and text in _AVAILABLE_TYPES for text, truth in condition)
+
+
+def may_be_cpu_machine(condition: Condition) -> bool:
+    """The condition may hold because no GPU is there: it says so, or a test that asks for one
+    (with something else: `device != "cpu" and torch.cuda.is_available()`) failed."""
+    return on_cpu_machine(condition) or any(not truth and _ASKS_FOR_GPU.search(text) for text, truth in condition)
 
 
 def is_premise(condition: Condition) -> bool:
@@ -117,6 +199,8 @@ def describe(condition: Condition) -> str:
 
 
 def _phrase(text: str, truth: bool) -> str:
+    if text.endswith(_EARLIER):
+        return _phrase(text[:-len(_EARLIER)], truth) + " in an earlier iteration"
     if truth:
         return f"`{text}`"
     for negative, positive in _NEGATIONS:

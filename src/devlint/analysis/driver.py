@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 import libcst as cst
 
-from devlint.analysis import calls, classes, expressions, identity, linkage, members, modules, moves, operations
+from devlint.analysis import calls, classes, conditions, expressions, identity, linkage, members, modules, moves
+from devlint.analysis import operations
 from devlint.analysis import statements
 from devlint.analysis.events import Context, Event, Meet, Site, SiteKind
 from devlint.analysis.library import cuda, data
@@ -69,6 +70,7 @@ class Analysis:
         # normalised `if` tests computed from torch.cuda.is_available() (`use_cuda`): a device
         # chosen by one of them falls back to the CPU exactly when no GPU is there
         self.availability_conds: set[str] = set()
+        self.dispatch_flags: dict[int, conditions.Literal] = {}
         self.memo: dict[tuple, tuple] = {}
         self.active: list[int] = []  # the functions being analysed (a recursion guard)
         # statements this file's analysis may run, calls included: proportional to its size, so
@@ -209,7 +211,8 @@ class Analysis:
 
     def emit_site(self, node: cst.CSTNode, frame: Frame, kind: SiteKind, callee: str, value: Value,
                   args: tuple = (), text: str = "", names: tuple[str, ...] = (), constant_data: bool = False) -> None:
-        self.recorder.emit(Site(node, self.ctx(frame), kind, callee, value, args, text, names, constant_data))
+        self.recorder.emit(Site(node, self.ctx(frame), kind, callee, value, args, text, names, constant_data,
+                                frame.path))
 
     def event_count(self) -> int:
         return len(self.recorder.events)

@@ -107,6 +107,7 @@ class SiteKind(enum.Enum):
     EMPTY_CACHE = "empty_cache"  # torch.cuda.empty_cache()
     CPU_FALLBACK = "cpu_fallback"  # a device is chosen between a GPU and the CPU
     CUDA_FLAG = "cuda_flag"  # an `if` on a user's GPU switch (`if args.cuda:`)
+    CPU_OPTION = "cpu_option"  # the configuration offers the CPU (`--device` default "cpu", `device.type == "cpu"`)
     PROCESS_GROUP = "process_group"  # torch.distributed is initialised
     ENTRY = "entry"  # the analysis starts a function no call reached: program order restarts
     START_METHOD = "start_method"  # multiprocessing.set_start_method(...)
@@ -155,6 +156,8 @@ class Site(Event):
     # FACTORY in a loop: its data is the same on every iteration (a literal, or names the loop
     # never rebinds; DEV303)
     constant_data: bool = False
+    # the path condition where it happens (analysis/conditions.py: a conjunction of literals)
+    when: frozenset = frozenset()
 
     def keyword(self, name: str) -> Argument | None:
         return next((a for a in self.args if a.keyword == name), None)

@@ -15,7 +15,8 @@ import libcst as cst
 from devlint.analysis import conditions, devices
 from devlint.analysis.events import SiteKind
 from devlint.analysis.flow import fork
-from devlint.analysis.narrowing import narrow
+from devlint.analysis.narrowing import narrow, test_literal
+from devlint.analysis.library.environment import record_cpu_test
 from devlint.analysis.placement import container_place, device_string_place, is_deviceish, join
 from devlint.analysis.shared import Analyzer, Frame
 from devlint.analysis.syntax import code_of, constant_key, fstring_prefix, string_value
@@ -346,7 +347,8 @@ def eval_ifexp(an: Analyzer, node: cst.IfExp, frame: Frame) -> Value:
     available = "cuda" if test_value.has(Fact.CUDA_AVAILABLE) else "mps" if test_value.has(Fact.MPS_AVAILABLE) else None
     if available is not None:
         an.availability_conds.add(conditions.normalize(code_of(node.test)))
-    lit = conditions.literal(code_of(node.test), available)
+    lit = test_literal(an, node.test, frame, available)
+    record_cpu_test(an, node.test, frame)
     body = _eval_narrowed(an, node.body, node.test, frame, lit, True)
     orelse = _eval_narrowed(an, node.orelse, node.test, frame, lit, False)
     if available is not None and known_bool(body) is True and known_bool(orelse) is False:

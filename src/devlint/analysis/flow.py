@@ -10,8 +10,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
+from devlint.analysis import conditions
+from devlint.analysis.conditions import Condition
+from devlint.analysis.events import Context
 from devlint.analysis.placement import grown_list, join
-from devlint.analysis.shared import Frame
+from devlint.analysis.shared import Frame, LoopJumps
 from devlint.analysis.values import Value
 
 
@@ -22,7 +25,8 @@ def fork(frame: Frame, **ctx_changes: bool) -> Frame:
     return frame.child(dict(frame.env), replace(frame.ctx, **changes) if changes else frame.ctx)
 
 
-def join_envs(a: dict[str, Value], b: dict[str, Value], cond: str | None) -> dict[str, Value]:
+def join_envs(a: dict[str, Value], b: dict[str, Value],
+              cond: conditions.Literal | conditions.Split | None) -> dict[str, Value]:
     """The environment after two paths meet; `cond` is the branch condition (true on `a`'s
     path) when an `if` closes, None for loops and handlers."""
     out = {}
@@ -45,17 +49,42 @@ def run_loop(frame: Frame, kind: str, run_body: Callable[[Frame], None], loop_no
              after: Callable[[Frame], None] | None = None) -> None:
     """Run a loop body twice: once from the entry state, once from the join of the entry state
     and the first pass; the loop's exit state is the join of the entry and the second pass.
-    `kind` (data | epoch | other) is recorded in the context of what runs inside."""
+    `kind` (data | epoch | other) is recorded in the context of what runs inside.
+
+    A `continue` takes its state back to the loop head and a `break` out of the loop: those
+    states join in under the condition that led to them ("when `x` in an earlier iteration"
+    for the head: the test is evaluated again in the next one), so a value left on the host
+    on such a path is evidence, not doubt. The `else:` block runs only when no `break` left."""
     entry = frame.env
     loop_ctx = replace(frame.ctx, loops=frame.ctx.loops + (kind,))
-    body_frame = frame.child(dict(entry), loop_ctx)
-    body_frame.loop = loop_node
+    body_frame = _pass_frame(frame, dict(entry), loop_ctx, loop_node)
     run_body(body_frame)
-    second = frame.child(join_envs(entry, body_frame.env, None), loop_ctx)
-    second.loop = loop_node
+    head = _with_jumps(join_envs(entry, body_frame.env, None), frame.path, body_frame.jumps.continues, True)
+    second = _pass_frame(frame, head, loop_ctx, loop_node)
     run_body(second)
     frame.returns.extend(body_frame.returns + second.returns)
-    frame.env = join_envs(entry, second.env, None)
+    frame.env = _with_jumps(join_envs(entry, second.env, None), frame.path, second.jumps.continues, True)
     if after is not None:
         after(frame)
+    frame.env = _with_jumps(frame.env, frame.path, body_frame.jumps.breaks + second.jumps.breaks, False)
     frame.sync_module_env()
+
+
+def _pass_frame(frame: Frame, env: dict[str, Value], ctx: Context, loop_node: object) -> Frame:
+    child = frame.child(env, ctx)
+    child.loop = loop_node  # type: ignore[assignment]
+    child.jumps = LoopJumps()
+    return child
+
+
+def _with_jumps(env: dict[str, Value], path: Condition, jumps: list[tuple[dict[str, Value], Condition]],
+                earlier: bool) -> dict[str, Value]:
+    """`env` joined with the states of `continue`s / `break`s, each under the one test that led
+    to it when there is one (else with doubt)."""
+    for jump_env, jump_path in jumps:
+        extra = jump_path - path
+        lit = next(iter(extra)) if len(extra) == 1 else None
+        if lit is not None and earlier:
+            lit = conditions.in_earlier_iteration(lit)
+        env = join_envs(jump_env, env, lit)
+    return env

@@ -65,9 +65,11 @@ def registered_form(an: Analyzer, owner: Value, attr: str, value: Value, frame: 
     existing = owner.get_field(attr)
     if value.kind is Kind.MODULE or value.has(Fact.PARAM):
         value = value.with_facts(Fact.REGISTERED)
-        if not in_init and owner.place.on_device and value.place.on_host:
+        if owner.place.on_device and value.place.on_host:
+            # in `__init__` only after the instance moved itself (`self.to(cfg.device)`)
             value = value.evolve(origin=Origin(ORIGIN_AFTER_MOVE, stmt,
-                                               f"`{code_of(stmt)}` after the model was moved", attr))
+                                               f"`{code_of(stmt)}` after the model was moved", attr,
+                                               cause=owner.place.node))
         return value
     if value.kind is Kind.TENSOR:
         if existing is not None and existing.has(Fact.BUFFER):

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from devlint.analysis import devices
+from devlint.analysis import conditions, devices
 from devlint.analysis.events import Move, SiteKind
 from devlint.analysis.library.tensors import tensor_type_place
 from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
@@ -114,11 +114,19 @@ def move_value(an: Analyzer, node: cst.Call, receiver: Value, target: Placement,
     subject_text = code_of(node.func.value) if isinstance(node.func, cst.Attribute) else code_of(node)
     if target.node is None:
         target = replace(target, node=node)
+    flag = an.dispatch_flags.get(receiver.identity) if receiver.identity else None
+    if flag is not None and conditions.with_literal(frame.path, flag) is None:
+        # `if not load_in_8bit: model.to(device)`: on this path the model was not quantised
+        receiver = receiver.with_facts(remove=_DISPATCH_FACTS)
     an.emit(Move(node, an.ctx(frame), receiver, target, method, statement, subject_text, non_blocking,
                  _device_name(node)))
     kind = receiver.kind
     if kind is Kind.MODULE:
         moved = move_module(an, receiver, target)
+        if _moves_self_under_construction(node, receiver, frame) and target.on_device:
+            # `self.to(cfg.device)` in `__init__` before anything is built: what the instance is
+            # given afterwards is created on the CPU (modules.registered_form marks it)
+            moved = moved.evolve(place=target)
         if receiver.identity:
             an.rebind(frame, receiver.identity, moved)
             if receiver.node is not None and target.on_device:
@@ -151,6 +159,15 @@ def move_value(an: Analyzer, node: cst.Call, receiver: Value, target: Placement,
     if kind is Kind.OBJECT and receiver.node is not None:
         return receiver.evolve(place=target)
     return UNKNOWN
+
+
+_DISPATCH_FACTS = (Fact.DISPATCHED, Fact.QUANTIZED, Fact.QUANTIZED8)
+
+
+def _moves_self_under_construction(node: cst.Call, receiver: Value, frame: Frame) -> bool:
+    return frame.ctx.role == "init" and bool(frame.self_name) and isinstance(node.func, cst.Attribute) \
+        and isinstance(node.func.value, cst.Name) and node.func.value.value == frame.self_name \
+        and receiver.identity != 0 and frame.env.get(frame.self_name, UNKNOWN).identity == receiver.identity
 
 
 def move_module(an: Analyzer, module: Value, target: Placement, top: bool = True) -> Value:

@@ -7,19 +7,140 @@ it tests, in the branch where it holds and in the one where it does not.
 - `isinstance(x, (list, tuple))`: where it fails, `x` is none of those.
 - `x.device != d` / `x.device == d`: where the devices are equal, `x` is on `d`'s device
   (`if t.device != d: t = t.to(d)` leaves `t` on `d` on both paths).
+- `d.type == "cpu"`: the path literal is about the device `d` itself (test_literal).
 """
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
+from devlint.analysis import conditions, devices
+from devlint.analysis.conditions import Literal
 from devlint.analysis.names import canonical
 from devlint.analysis.shared import Analyzer, Frame
-from devlint.analysis.syntax import string_value
+from devlint.analysis.syntax import code_of, dotted, string_value
 from devlint.analysis.values import CONTAINERS, NOT_TENSORS, TENSORISH, UNKNOWN, UNKNOWN_PLACE, Kind, Value
+from devlint.analysis.vocabulary import Fact
 from devlint.knowledge import torch as tk
 
 _SEQUENCE_TYPES = frozenset({"builtins.list", "builtins.tuple"})
+
+
+def test_literal(an: Analyzer, test: cst.BaseExpression, frame: Frame, available: str | None) -> Literal:
+    """The path literal an `if` test states. A comparison of a device the program chose with
+    "cpu" or with its GPU type (`device.type == "cpu"`, `args.device != "cpu"`) states it about
+    that device, so a host value on the CPU side does not clash with values on that device
+    (operations.meet): for a device that falls back to the CPU it is the fallback's own test."""
+    compared = _device_comparison(test)
+    if compared is not None:
+        lit = _device_literal(an, frame, *compared)
+        if lit is not None:
+            return lit
+    return conditions.literal(code_of(test), available or _availability_of(test, frame))
+
+
+def _device_literal(an: Analyzer, frame: Frame, subject: cst.BaseExpression, named: str,
+                    equal: bool) -> Literal | None:
+    value = an.eval(subject, frame)
+    if value.kind is Kind.DEVICE or value.has(Fact.DEVICE_STR):
+        place = value.place
+    elif value.kind is Kind.UNKNOWN and "device" in code_of(subject):
+        place = an.place_of_device_value(value, subject)  # `args.device`: the chosen device
+    else:
+        return None
+    if place is None or not place.on_device:
+        return None
+    gpu, falls_back = devices.split(place.ident)
+    if named == "cpu":
+        says_cpu = equal
+    elif devices.parse(gpu)[0] == named and falls_back:
+        says_cpu = not equal  # "cuda" or the CPU: not CUDA is the CPU
+    else:
+        return None
+    if falls_back:
+        choice = devices.fallback_condition(place.ident)
+        kind = devices.parse(gpu)[0]
+        gpu_lit = conditions.literal(choice) if choice is not None \
+            else conditions.literal("", kind if kind in conditions.AVAILABLE else "cuda")
+        return conditions.negate(gpu_lit) if says_cpu else gpu_lit
+    if place.ident.startswith("="):
+        return conditions.is_the_cpu(place.ident), says_cpu
+    return None
+
+
+def _device_comparison(test: cst.BaseExpression) -> tuple[cst.BaseExpression, str, bool] | None:
+    """`d.type == "cpu"` / `d == "cuda"` / `str(d) != "cpu"`: (d, the device type named,
+    whether the test says they are equal)."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    operator = test.comparisons[0].operator
+    if not isinstance(operator, (cst.Equal, cst.NotEqual)):
+        return None
+    left, right = test.left, test.comparisons[0].comparator
+    if string_value(left) is not None:
+        left, right = right, left
+    named = string_value(right)
+    if named not in _DEVICE_TYPES:
+        return None
+    if isinstance(left, cst.Attribute) and left.attr.value == "type":
+        left = left.value
+    elif isinstance(left, cst.Call) and dotted(left.func) == "str" and len(left.args) == 1:
+        left = left.args[0].value
+    return left, named, isinstance(operator, cst.Equal)
+
+
+_DEVICE_TYPES = frozenset({"cpu", "cuda", "mps", "xpu"})
+
+
+def body_literals(an: Analyzer, test: cst.BaseExpression, frame: Frame, available: str | None) -> list[Literal]:
+    """The literals that hold where `test` holds: one per operand of `a and b and ...`, so that
+    a later test of `a` alone is known on that path (`if args.gpu and n > 1:` then `if args.gpu:`);
+    the path where the test fails is only "not (a and b)"."""
+    whole = test_literal(an, test, frame, available)
+    parts = _conjuncts(test)
+    if len(parts) == 1:
+        return [whole]
+    # the whole test too: the path where it fails says "not (a and b)", which only it contradicts
+    return [whole] + [test_literal(an, part, frame, _availability_of(part, frame)) for part in parts]
+
+
+def else_literals(an: Analyzer, test: cst.BaseExpression, frame: Frame, available: str | None) -> list[Literal]:
+    """The literals that hold where `test` fails: `a or b` failing says that each operand
+    failed (after `if args.cuda or args.amp: model.cuda()`, the path without the move is one
+    where `args.cuda` is false)."""
+    whole = conditions.negate(test_literal(an, test, frame, available))
+    parts = _conjuncts(test, cst.Or)
+    if len(parts) == 1:
+        return [whole]
+    return [whole] + [conditions.negate(test_literal(an, part, frame, _availability_of(part, frame)))
+                      for part in parts]
+
+
+def _conjuncts(test: cst.BaseExpression, operator: type = cst.And) -> list[cst.BaseExpression]:
+    """The operands of `a and b and c` (of `a or b or c` with `operator=cst.Or`)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, operator) and not test.lpar:
+        return _conjuncts(test.left, operator) + _conjuncts(test.right, operator)
+    return [test]
+
+
+_GPU_COUNT = re.compile(r"torch\.cuda\.device_count\(\)\s*(>\s*[0-9]|>=\s*[1-9])")
+
+
+def _availability_of(part: cst.BaseExpression, frame: Frame) -> str | None:
+    """The device type whose availability one operand of an `and` asks about (without
+    evaluating it again): the availability calls as written, or a name bound to one."""
+    text = code_of(part)
+    if text in (conditions.AVAILABLE["cuda"],) or _GPU_COUNT.fullmatch(text):
+        return "cuda"
+    if text == conditions.AVAILABLE["mps"]:
+        return "mps"
+    if isinstance(part, cst.Name):
+        value = frame.env.get(part.value)
+        if value is not None:
+            return "cuda" if value.has(Fact.CUDA_AVAILABLE) else "mps" if value.has(Fact.MPS_AVAILABLE) else None
+    return None
 
 
 def narrow(an: Analyzer, test: cst.BaseExpression, frame: Frame, holds: bool) -> None:

@@ -77,7 +77,7 @@ def _first_meet(an: Analyzer, node: cst.CSTNode, operands: list[Value], index: i
             if other == index:
                 continue
             both = conditions.conjoin(condition, device_condition)
-            if both is None or conditions.conjoin(both, gpu_condition) is None:
+            if both is None or not conditions.compatible(both, gpu_condition):
                 continue  # the two cannot be where they are on one path
             likely = not conditions.is_premise(both)
             # say when the host side is on the host (that is what the user must change); the
@@ -93,6 +93,8 @@ def _gpu_condition(place: Placement) -> conditions.Condition:
     fallback (`"cuda" if args.cuda else "cpu"` is the CPU when `args.cuda` is false)."""
     gpu, falls_back = devices.split(place.ident)
     if not falls_back:
+        if place.ident.startswith("="):  # a device the program chose: not the CPU unless a test said so
+            return frozenset({(conditions.is_the_cpu(place.ident), False)})
         return conditions.ALWAYS
     choice = devices.fallback_condition(place.ident)
     if choice is None:  # chosen by availability

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Iterable
 
 from devlint.analysis import conditions, devices
-from devlint.analysis.conditions import ALWAYS, Condition, Literal
+from devlint.analysis.conditions import ALWAYS, Condition, Literal, Split
 from devlint.analysis.values import (
     CONTAINERS,
     HOST,
@@ -71,11 +71,12 @@ def on_a_gpu(place: Placement) -> bool:
     return bool(paths) and all(p.on_device for p in paths)
 
 
-def join_places(a: Placement, b: Placement, cond: Literal | None) -> Placement:
+def join_places(a: Placement, b: Placement, cond: Literal | Split | None) -> Placement:
     """Join two placements from two paths.
 
     `cond` is the literal of the branch condition (true on the path of `a`) when the join
-    closes an `if`; None for loops and exception handlers, where a difference is doubt, not
+    closes an `if`, or what holds on each path (`conditions.Split`: `a or b` failing says that
+    both failed); None for loops and exception handlers, where a difference is doubt, not
     evidence."""
     if a == b:
         return a
@@ -85,9 +86,9 @@ def join_places(a: Placement, b: Placement, cond: Literal | None) -> Placement:
         return a
     if cond is not None:
         paths = []
-        for lit, place in ((cond, a), (conditions.negate(cond), b)):
+        for holds, place in zip(conditions.split(cond), (a, b)):
             for condition, alternative in alternatives(place):
-                joined = conditions.with_literal(condition, lit)
+                joined = conditions.extend(condition, holds)
                 if joined is not None:
                     paths.append((joined, alternative))
         return conditional(paths)
@@ -96,7 +97,7 @@ def join_places(a: Placement, b: Placement, cond: Literal | None) -> Placement:
     return UNKNOWN_PLACE
 
 
-def join(a: "Value | None", b: "Value | None", cond: Literal | None = None) -> Value:
+def join(a: "Value | None", b: "Value | None", cond: Literal | Split | None = None) -> Value:
     """Join two values that reach the same point on different paths."""
     if a is None:
         return b if b is not None else UNKNOWN
@@ -156,11 +157,22 @@ def join(a: "Value | None", b: "Value | None", cond: Literal | None = None) -> V
         origin=origin,
         fields=fields,
         elem=elem,
-        identity=a.identity if a.identity == b.identity else 0,
+        identity=a.identity if a.identity == b.identity else _wrapper_identity(a, b),
         qualname=a.qualname if a.qualname == b.qualname else "",
         facts=(a.facts & b.facts) | ((a.facts | b.facts) & _TOLERANT),
         node=a.node if a.node is b.node else None,
     )
+
+
+def _wrapper_identity(a: Value, b: Value) -> int:
+    """`if ...: model = nn.DataParallel(model)`: the name holds the wrapper or the model it
+    wraps. The join keeps the wrapper's identity, so a later `model.to(...)` is known to move
+    the model that may be wrapped (rules/dataparallel_device.py)."""
+    for outer, inner in ((a, b), (b, a)):
+        wrapped = outer.get_field("module") if outer.has(Fact.SCATTERS) else None
+        if wrapped is not None and (wrapped.identity == inner.identity if inner.identity else wrapped == inner):
+            return outer.identity
+    return 0
 
 
 _CALLABLES = frozenset({Kind.REF, Kind.FUNCTION, Kind.CLASS})

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import libcst as cst
 
     from devlint.analysis.positions import Span
+    from devlint.analysis.values import Placement
 
 E = TypeVar("E", bound=Event)
 
@@ -60,6 +61,31 @@ class Program:
 
     def has_site(self, kind: SiteKind) -> bool:
         return any(True for _ in self.sites(kind))
+
+    @staticmethod
+    def reachable(place: "Placement", where: frozenset) -> "Placement":
+        """`place` on the paths that can reach code under the path condition `where` (a model
+        on MPS or CUDA, wrapped only under `torch.cuda.device_count() > 1`, is on CUDA there)."""
+        from devlint.analysis import conditions
+        from devlint.analysis.placement import conditional
+
+        if not place.paths or not where:
+            return place
+        kept = [(c, p) for c, p in place.paths if conditions.compatible(c, where)]
+        return conditional(kept) if kept and len(kept) < len(place.paths) else place
+
+    @staticmethod
+    def chosen_host_path(place: "Placement", where: frozenset = frozenset()) -> str | None:
+        """When `place` is the CPU on a machine that has a GPU (the user chose it: `--force_cpu`)
+        on a path that can reach code under the path condition `where`: that path's condition in
+        words ("" when it always is); None when there is no such path."""
+        from devlint.analysis import conditions
+
+        for condition, alternative in (place.paths or ((conditions.ALWAYS, place),)):
+            if alternative.on_host and not conditions.may_be_cpu_machine(condition) \
+                    and conditions.compatible(condition, where):
+                return conditions.describe(condition)
+        return None
 
     # --- positions ---------------------------------------------------------------------
     def line(self, node: "cst.CSTNode") -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 
-from devlint.analysis.conditions import ALWAYS, Condition
+from devlint.analysis.conditions import ALWAYS, Condition, Literal
 from devlint.analysis.events import Context, Event
 from devlint.analysis.values import Placement, Value
 
@@ -48,11 +48,21 @@ class Scope:
         self.facts = facts
 
 
+class LoopJumps:
+    """The environments (with their path conditions) at a loop pass's `continue`s and `break`s."""
+
+    __slots__ = ("continues", "breaks")
+
+    def __init__(self) -> None:
+        self.continues: list[tuple[dict[str, Value], Condition]] = []
+        self.breaks: list[tuple[dict[str, Value], Condition]] = []
+
+
 class Frame:
     """The state of one function activation (or of the module body) on one path."""
 
     __slots__ = ("env", "ctx", "returns", "depth", "module_level", "self_name", "fn", "scope", "stmt", "loop",
-                 "path")
+                 "path", "jumps")
 
     def __init__(self, env: dict[str, Value], ctx: Context, depth: int, module_level: bool, scope: Scope,
                  fn: "cst.CSTNode | None" = None, stmt: "cst.CSTNode | None" = None) -> None:
@@ -69,6 +79,9 @@ class Frame:
         self.stmt = stmt  # the statement being executed (events remember it, fixes edit it)
         self.loop: "cst.CSTNode | None" = None  # the innermost loop of this function around `stmt`
         self.path: Condition = ALWAYS  # the branch conditions that hold here since the function began
+        # the states at the `continue`s and `break`s of the innermost loop (flow.run_loop joins
+        # them into the loop head and exit); shared by the frames of one loop pass
+        self.jumps: LoopJumps | None = None
 
     def child(self, env: dict[str, Value], ctx: Context | None = None) -> "Frame":
         """A frame for a block of the same activation (a branch, a loop pass, a `with` body)."""
@@ -77,6 +90,7 @@ class Frame:
         child.self_name = self.self_name
         child.loop = self.loop
         child.path = self.path
+        child.jumps = self.jumps
         return child
 
     def sync_module_env(self) -> None:
@@ -146,6 +160,8 @@ class Analyzer(Protocol):
     device_in_play: bool
     default_device: bool  # after torch.set_default_device(<a device>), in program order
     availability_conds: set[str]
+    # identity of a model quantised only when a flag holds (`load_in_8bit=load_in_8bit`) -> that flag
+    dispatch_flags: dict[int, Literal]
     memo: dict[tuple, tuple]
     active: list[int]
     steps_left: int

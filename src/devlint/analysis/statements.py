@@ -14,9 +14,9 @@ import libcst as cst
 from devlint.analysis import conditions, devices
 from devlint.analysis.events import SiteKind
 from devlint.analysis.flow import fork, join_envs, run_loop
-from devlint.analysis.narrowing import narrow
+from devlint.analysis.narrowing import body_literals, else_literals, narrow, test_literal
 from devlint.analysis.placement import on_a_gpu
-from devlint.analysis.library.environment import record_env_write
+from devlint.analysis.library.environment import record_cpu_test, record_env_write
 from devlint.analysis.shared import Analyzer, Frame
 from devlint.analysis.syntax import block, code_of, constant_key, dotted, terminates
 from devlint.analysis.values import NO_TENSORS, NONE_VALUE, ORIGIN_BATCH, UNKNOWN, Kind, Origin, Value, Where
@@ -72,6 +72,16 @@ def exec_return(an: Analyzer, node: cst.Return, frame: Frame) -> None:
     frame.returns.append((frame.path if frame.loop is None else None, value))
 
 
+def exec_continue(an: Analyzer, node: cst.Continue, frame: Frame) -> None:
+    if frame.jumps is not None:  # the state goes back to the loop head (flow.run_loop)
+        frame.jumps.continues.append((dict(frame.env), frame.path))
+
+
+def exec_break(an: Analyzer, node: cst.Break, frame: Frame) -> None:
+    if frame.jumps is not None:  # the state leaves the loop (flow.run_loop)
+        frame.jumps.breaks.append((dict(frame.env), frame.path))
+
+
 def exec_import(an: Analyzer, node: cst.Import, frame: Frame) -> None:
     frame.scope.imports.add_import(node)
     for alias in node.names:
@@ -101,6 +111,8 @@ SMALL_STATEMENTS = {
     cst.AnnAssign: exec_ann_assign,
     cst.AugAssign: exec_aug_assign,
     cst.Return: exec_return,
+    cst.Continue: exec_continue,
+    cst.Break: exec_break,
     cst.Assert: exec_assert,
     cst.Import: exec_import,
     cst.ImportFrom: exec_import_from,
@@ -134,12 +146,14 @@ def exec_if(an: Analyzer, node: cst.If, frame: Frame) -> None:
     if known is not None:  # a literal, or a comparison of known constants: the other branch is dead
         _run_branch(an, node, frame, known)
         return
-    lit = conditions.literal(test_text, available)
-    body_path = conditions.with_literal(frame.path, lit)
-    else_path = conditions.with_literal(frame.path, conditions.negate(lit))
+    lit = test_literal(an, node.test, frame, available)
+    holds = frozenset(body_literals(an, node.test, frame, available))
+    fails = frozenset(else_literals(an, node.test, frame, available))
+    body_path, else_path = conditions.extend(frame.path, holds), conditions.extend(frame.path, fails)
     if body_path is None or else_path is None:  # the same test seen again on this path
         _run_branch(an, node, frame, body_path is not None)
         return
+    record_cpu_test(an, node.test, frame)
     guards = any(t in test_text for t in conventions.AVAILABILITY_TESTS)
     if not guards and conventions.GPU_SWITCH.search(test_text) and "torch." not in test_text:
         # `if args.cuda:`: the user picks the GPU, and the other path runs on the CPU
@@ -167,7 +181,7 @@ def exec_if(an: Analyzer, node: cst.If, frame: Frame) -> None:
     elif else_terminates and not body_terminates:
         frame.env, frame.path = body_frame.env, body_frame.path
     else:
-        frame.env = join_envs(body_frame.env, else_frame.env, lit)
+        frame.env = join_envs(body_frame.env, else_frame.env, (holds, fails))
         fallback = conditions.text(frozenset({lit}))
         for value in frame.env.values():  # `if avail: device = "cuda" else: device = "cpu"`
             if value.has(Fact.CPU_FALLBACK) and value.place.where is Where.COND and fallback in value.place.cond:

@@ -431,7 +431,12 @@ def _literal(expr: cst.BaseExpression) -> bool:
 
 
 def is_setting_attribute(node: cst.CSTNode | None) -> bool:
-    """`args.device`, `self.device`: an attribute of a name that holds the program's settings
-    (the chosen device), not of a tensor the analysis cannot see."""
-    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
-        and node.value.value in SETTING_HOLDERS
+    """`args.device`, `self.device`, `self.cfg.device`: an attribute of a name (or of a settings
+    object held by `self`) that holds the program's settings (the chosen device), not of a
+    tensor the analysis cannot see."""
+    if not isinstance(node, cst.Attribute):
+        return False
+    holder = node.value
+    if isinstance(holder, cst.Attribute) and isinstance(holder.value, cst.Name) and holder.value.value == "self":
+        holder = holder.attr  # `self.cfg.device`: the settings object the instance keeps
+    return isinstance(holder, cst.Name) and holder.value in SETTING_HOLDERS

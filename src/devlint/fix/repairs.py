@@ -76,7 +76,7 @@ def move_after_construction(program: "Program", meet: "Meet") -> Fix | None:
                                      and _global_defined_before(program, device, origin.node))):
         return None
     line, col, end_line, end_col = program.position(origin.node)
-    return Fix(f"move the module to the device where it is built: `...{call}`", False,
+    return Fix(f"move the module to the device where it is built: append `{call}`", False,
                ((end_line, end_col, end_line, end_col, call),))
 
 
@@ -90,7 +90,7 @@ def move_assigned_value(program: "Program", meet: "Meet") -> Fix | None:
     if not isinstance(assign, cst.Assign):
         return None
     line, col, end_line, end_col = program.position(assign.value)
-    return Fix(f"move the new part to the device: `...{call}`", False,
+    return Fix(f"move the new part to the device: append `{call}`", False,
                ((end_line, end_col, end_line, end_col, call),))
 
 

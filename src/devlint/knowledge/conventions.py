@@ -18,6 +18,11 @@ SETTING_HOLDERS = frozenset({"self", "args", "cfg", "config", "opt", "opts", "hp
 
 # a user's switch between GPU and CPU in an `if` test: `args.cuda`, `use_gpu`, `opt.gpu_ids`
 GPU_SWITCH = re.compile(r"(?i)(cuda|gpu)")
+# an `if` test or `a if test else b` that compares a device with the CPU (`device.type == "cpu"`,
+# `args.device != 'cpu'`): the program has a path for a machine without a GPU
+CPU_TEST = re.compile(r"""(==|!=|\bin)\s*[(\[{]?\s*(['"])cpu\2|(['"])cpu\3\s*(==|!=)""")
+# a command-line option that chooses the device (`--device`, `--gpu`, `--use_cuda`)
+DEVICE_OPTION = re.compile(r"(?i)(device|cuda|gpu)")
 # `if` tests that ask whether a GPU is there
 AVAILABILITY_TESTS = ("cuda.is_available", "device_count")
 

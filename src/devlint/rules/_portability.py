@@ -39,9 +39,10 @@ def fallback_events(program: "Program") -> list[Site]:
 
 def supports_cpu(program: "Program") -> bool:
     """The program runs without a GPU: it picks the CPU as a fallback somewhere, moves
-    something only under `if torch.cuda.is_available():`, or branches on a user's GPU switch
-    (`if args.cuda:`)."""
-    if fallback_events(program) or program.has_site(SiteKind.CUDA_FLAG):
+    something only under `if torch.cuda.is_available():`, branches on a user's GPU switch
+    (`if args.cuda:`), or its configuration offers the CPU (`--device` with default or choice
+    "cpu", a `device.type == "cpu"` branch)."""
+    if fallback_events(program) or program.has_site(SiteKind.CUDA_FLAG) or program.has_site(SiteKind.CPU_OPTION):
         return True
     return any(move.ctx.guarded and move.target.on_device for move in program.moves)
 

@@ -43,13 +43,14 @@ def assigned_after_move(program):
         origin = meet.host.origin
         if origin is None or origin.category != ORIGIN_AFTER_MOVE or origin.node is None:
             continue
+        moved_at = f" at line {program.position(origin.cause)[0]}" if origin.cause is not None else ""
         yield Report(
             node=origin.node,
             message=(
-                f"{origin.description}: the new `{origin.name}` is on the CPU and is never moved, and at line "
-                f"{program.position(meet.node)[0]} the model runs on device tensors "
+                f"{origin.description}{moved_at}: the new `{origin.name}` is on the CPU and is never moved, "
+                f"and at line {program.position(meet.node)[0]} the model runs on device tensors "
                 f"({device_side(program, meet.device)}); {when_it_crashes(program, meet.ctx)}. "
-                f"Assign it before `model.to(device)`, or move the model again after the assignment."
+                f"Assign it before the model is moved, or move the model again after the assignment."
             ),
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,

@@ -53,7 +53,9 @@ rule = Rule(
     """,
     limits="""
         `device_ids` must be a literal list (or a variable bound to one) for its first element
-        to be known; `device_ids=args.gpus` is not checked. Inputs need not be on
+        to be known; with `device_ids=args.gpus` only a move to the CPU is checked: a model
+        moved to the CPU on a path the user chooses (`if args.force_cpu: device = "cpu"`) while
+        DataParallel is given GPUs. The CPU fallback of a machine without a GPU is fine. Inputs need not be on
         `device_ids[0]` (DataParallel scatters them from anywhere); a target that meets the
         gathered output on another GPU is DEV111.
     """,
@@ -107,16 +109,19 @@ def dataparallel_device(program):
         if not isinstance(site, Site) or site.kind is not SiteKind.DATAPARALLEL:
             continue
         expected, expected_text = _first_device(site)
-        if not expected:
-            continue
         model = site.argument("module")
-        if model is None:
+        if model is None or _device_ids(site) is _UNKNOWN:
             continue
-        place, where_text = model.value.place, "before it was wrapped"
+        place, where_text, moved = model.value.place, "before it was wrapped", False
         for later in events[position + 1:]:
             if isinstance(later, Move) and site.value.identity and later.subject.identity == site.value.identity:
-                place, where_text = later.target, "after it was wrapped"
-        if place.where not in (Where.DEVICE, Where.COND) or not place.ident:
+                place, where_text, moved = later.target, "after it was wrapped", True
+        place = program.reachable(place, site.when)
+        report = _on_the_cpu(program, site, model.value, place, where_text, moved)
+        if report is not None:
+            yield report
+            continue
+        if not expected or place.where not in (Where.DEVICE, Where.COND) or not place.ident:
             continue
         gpu, _ = devices.split(devices.effective(place, program.availability_conditions))
         if not devices.gpus_disagree(gpu, expected, current):
@@ -137,6 +142,34 @@ def dataparallel_device(program):
             confidence=Confidence.LIKELY,
             ctx=site.ctx,
         )
+
+
+def _on_the_cpu(program, site: Site, model: Value, place, where_text: str, moved: bool) -> Report | None:
+    """The model is moved to the CPU on a path the user chooses (`--force_cpu`) while
+    DataParallel is given GPUs: on a machine with CUDA, DataParallel keeps to its devices and
+    the first forward finds the parameters on the CPU. A CPU that is only the fallback of a
+    machine without a GPU is fine (DataParallel then runs the module as it is)."""
+    if not (place.where is Where.COND or moved and place.where is Where.HOST):
+        return None
+    when = program.chosen_host_path(place, site.when)
+    if when is None:
+        return None
+    given = _device_ids(site)
+    first = "`device_ids[0]`" if given is not None else "`cuda:0` (the default `device_ids` is every visible GPU)"
+    condition = f" when {when}" if when else ""
+    line = program.line(place.node) if place.node is not None else 0
+    at = f" at line {line}" if line else ""
+    return Report(
+        node=site.node,
+        message=(
+            f"`{site.text or 'DataParallel(...)'}` keeps the module on {first}, but {_name(model)} is moved "
+            f"to the CPU{condition}{at} {where_text}: on a machine with CUDA the first forward raises "
+            f"`RuntimeError: module must have its parameters and buffers on device cuda:0 (device_ids[0]) but "
+            f"found one of them on device: cpu`. Wrap the model only when it runs on a GPU."
+        ),
+        confidence=Confidence.LIKELY,
+        ctx=site.ctx,
+    )
 
 
 def _name(value: Value) -> str:

@@ -63,7 +63,9 @@ def moving_a_dispatched_model(program: "Program") -> Iterator[Report]:
         subject = move.subject
         if subject.kind is not Kind.MODULE or not subject.has(Fact.DISPATCHED) or move.method not in ("to", "cuda"):
             continue
-        name = value_name(subject, f"`{move.subject_text}`")
+        # the receiver as written when it is a name (`model`, `self.lm`); the model loaded in
+        # the same expression (`from_pretrained(...).to(device)`) is "the model"
+        name = value_name(subject, f"`{move.subject_text}`" if "(" not in move.subject_text else "the model")
         source = where_from(program, subject)
         loaded = f" ({source})" if source else ""
         if subject.has(Fact.QUANTIZED8):

@@ -73,7 +73,9 @@ def load_without_map_location(program):
             continue
         if where is None:
             fallback = fallback_events(program)
-            where = f" (it falls back to the CPU at line {program.line(fallback[0].node)})" if fallback else ""
+            option = next(program.sites(SiteKind.CPU_OPTION), None)
+            where = f" (it falls back to the CPU at line {program.line(fallback[0].node)})" if fallback \
+                else f" (it offers the CPU at line {program.line(option.node)})" if option is not None else ""
         short = site.callee.replace("torch.utils.model_zoo.", "model_zoo.")
         yield Report(
             node=site.node,

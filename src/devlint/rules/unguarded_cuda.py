@@ -91,7 +91,7 @@ def _made_here(event) -> bool:
 
 @rule.check
 def unguarded_cuda(program):
-    for kind in (SiteKind.CUDA_QUERY, SiteKind.CPU_FALLBACK, SiteKind.CUDA_FLAG):
+    for kind in (SiteKind.CUDA_QUERY, SiteKind.CPU_FALLBACK, SiteKind.CUDA_FLAG, SiteKind.CPU_OPTION):
         if program.has_site(kind):
             return
     if _nccl(program):

@@ -1,5 +1,6 @@
 """The process around the program: environment variables (DEV203), torch.distributed and
-multiprocessing start-up, and command-line options whose defaults are known values."""
+multiprocessing start-up, command-line options whose defaults are known values, and the
+configuration that lets the program run on a machine without a GPU."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
 from devlint.analysis.syntax import code_of, option_dest, string_value
 from devlint.analysis.values import NO_TENSORS, NONE_VALUE, STR, UNKNOWN, Kind, Value, new_identity
 from devlint.analysis.vocabulary import Fact, holds_int
+from devlint.knowledge import conventions
 from devlint.knowledge import libraries as lib
 
 
@@ -71,6 +73,8 @@ def argparser_method(an: Analyzer, parser: Value, name: str, node: cst.Call, kwa
             known = default.with_facts(Fact.OPTION_DEFAULT) if default is not None \
                 and default.kind is Kind.SCALAR and holds_int(default) else UNKNOWN
             an.rebind(frame, parser.identity, parser.set_field(dest, known))
+            if conventions.DEVICE_OPTION.search(dest) and _offers_cpu(node):
+                an.emit_site(node, frame, SiteKind.CPU_OPTION, "", UNKNOWN, text=code_of(node)[:80])
         return UNKNOWN
     if name == "set_defaults":
         updated = parser
@@ -85,3 +89,30 @@ def argparser_method(an: Analyzer, parser: Value, name: str, node: cst.Call, kwa
                        facts=frozenset({Fact.PARSED_ARGS}))
         return parsed if name == "parse_args" else Value(Kind.TUPLE, NO_TENSORS, fields=((0, parsed), (1, UNKNOWN)))
     return UNKNOWN
+
+
+def _offers_cpu(node: cst.Call) -> bool:
+    """`add_argument("--device", default="cpu")` or `choices=["cuda", "cpu"]`: the user may
+    run the program on the CPU."""
+    for arg in node.args:
+        if arg.keyword is None:
+            continue
+        if arg.keyword.value == "default" and _is_cpu(arg.value):
+            return True
+        if arg.keyword.value == "choices" and isinstance(arg.value, (cst.List, cst.Tuple, cst.Set)) \
+                and any(_is_cpu(el.value) for el in arg.value.elements):
+            return True
+    return False
+
+
+def _is_cpu(node: cst.BaseExpression) -> bool:
+    text = string_value(node)
+    return isinstance(text, str) and text.strip().lower() == "cpu"
+
+
+def record_cpu_test(an: Analyzer, test: cst.BaseExpression, frame: Frame) -> None:
+    """A branch on `device.type == "cpu"` (an `if` or a conditional expression): the program
+    has a path for a machine without a GPU."""
+    text = code_of(test)
+    if "cpu" in text and conventions.CPU_TEST.search(text):
+        an.emit_site(test, frame, SiteKind.CPU_OPTION, "", UNKNOWN, text=text[:80])

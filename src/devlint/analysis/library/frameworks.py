@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import libcst as cst
 
+from devlint.analysis import conditions
 from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
 from devlint.analysis.placement import device_string_place
 from devlint.analysis.syntax import code_of, string_value
@@ -26,7 +27,7 @@ from devlint.analysis.values import (
     device_at,
     new_identity,
 )
-from devlint.analysis.vocabulary import Fact, holds_int
+from devlint.analysis.vocabulary import Fact, holds_int, known_bool
 from devlint.knowledge import libraries as lib
 from devlint.knowledge import matches
 
@@ -64,7 +65,11 @@ def model_constructor(an: Analyzer, qualname: str, node: cst.Call, args: Args, k
     dispatched = _dispatched_place(an, node, kwargs)
     if dispatched is not None:
         place, facts = dispatched
-        return Value(Kind.MODULE, place, origin, identity=new_identity(), qualname=qualname, facts=facts)
+        model = Value(Kind.MODULE, place, origin, identity=new_identity(), qualname=qualname, facts=facts)
+        flag = _quantize_flag(node, kwargs)
+        if flag is not None:
+            an.dispatch_flags[model.identity] = flag
+        return model
     if "device" in kwargs:
         place = an.device_arg(node, [], kwargs, positional=None)
         return Value(Kind.MODULE, place or UNKNOWN_PLACE, origin, identity=new_identity(), qualname=qualname)
@@ -78,6 +83,19 @@ def placing_constructor(an: Analyzer, qualname: str, node: cst.Call, args: Args,
     """`SentenceTransformer(name, device=...)`, `pipeline(..., device=...)`: built in place."""
     place = an.device_arg(node, [], kwargs, positional=None)
     return Value(Kind.MODULE, place or UNKNOWN_PLACE, identity=new_identity())
+
+
+def _quantize_flag(node: cst.Call, kwargs: Kwargs) -> conditions.Literal | None:
+    """`load_in_8bit=load_in_8bit`: a model quantised only when the program's flag holds (the
+    path literal of that flag), when no other argument dispatches it for sure."""
+    if kwargs.get("device_map") is not None and kwargs["device_map"].kind is not Kind.NONE:
+        return None
+    flags = [a.value for a in node.args if a.keyword is not None and a.keyword.value in lib.QUANTIZE_KWARGS
+             and known_bool(kwargs.get(a.keyword.value)) is None
+             and isinstance(a.value, (cst.Name, cst.Attribute))]
+    if len(flags) != 1 or any(known_bool(kwargs.get(k)) is True for k in lib.QUANTIZE_KWARGS if k in kwargs):
+        return None
+    return conditions.literal(code_of(flags[0]))
 
 
 def _dispatched_place(an: Analyzer, node: cst.Call, kwargs: Kwargs) -> tuple[Placement, frozenset[str]] | None:
