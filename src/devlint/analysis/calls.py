@@ -21,9 +21,11 @@ from devlint.analysis.placement import MAX_ALTERNATIVES, alternatives, condition
 from devlint.analysis.shared import Analyzer, Args, ClassInfo, Frame, Kwargs
 from devlint.analysis.syntax import block, code_of, dotted
 from devlint.analysis.values import (
+    CALLER,
     NO_TENSORS,
     NONE_VALUE,
     UNKNOWN,
+    UNKNOWN_PLACE,
     Kind,
     Placement,
     Value,
@@ -31,7 +33,9 @@ from devlint.analysis.values import (
     new_identity,
 )
 from devlint.analysis.vocabulary import Fact
+from devlint.knowledge import conventions
 from devlint.analysis.library.annotations import annotated_value
+from devlint.analysis.members import proven_tensor
 from devlint.analysis.library.common import bound_arguments
 from devlint.analysis.library.frameworks import tokenizer_output
 from devlint.analysis.library.methods import is_tensor_method, library_method, receiver_method, tensor_method
@@ -70,7 +74,7 @@ def eval_call(an: Analyzer, node: cst.Call, frame: Frame, statement: bool = Fals
         if inherited is not None:
             return inherited
     if isinstance(func, cst.Attribute):
-        receiver = an.eval(func.value, frame)
+        receiver = proven_tensor(an.eval(func.value, frame), func, frame, called=True)
         name = func.attr.value
         if receiver.kind is Kind.REF:
             qualname = canonical(f"{receiver.qualname}.{name}")
@@ -218,8 +222,11 @@ def call_function(an: Analyzer, fn: cst.CSTNode, args: Args, kwargs: Kwargs, nod
             an.rebind(frame, mapping.get(identity, identity), fresh_objects(new, mapping, first_new))
         return fresh_objects(result, mapping, first_new)
     first_new = new_identity()
-    env = _bind_parameters(an, params, args, kwargs, frame, is_method, entry)
     name = fn.name.value if isinstance(fn, cst.FunctionDef) else "<lambda>"
+    library = entry and an.library_mode
+    forward = class_info is not None and class_info.is_module and name == "forward"
+    env = _bind_parameters(an, params, args, kwargs, frame, is_method, entry,
+                           library="forward" if library and forward else "function" if library else "")
     qualname = f"{class_info.name}.{name}" if class_info is not None else name
     if not role:
         role = "method" if is_method else "function"
@@ -272,10 +279,15 @@ def call_function(an: Analyzer, fn: cst.CSTNode, args: Args, kwargs: Kwargs, nod
 
 
 def _bind_parameters(an: Analyzer, params: cst.Parameters, args: Args, kwargs: Kwargs, frame: Frame,
-                     is_method: bool, entry: bool) -> dict[str, Value]:
+                     is_method: bool, entry: bool, library: str = "") -> dict[str, Value]:
+    """The callee's parameters. In library mode (`library` is "forward" for a module's forward
+    no call reached, "function" for other such code) the caller's tensors are on the caller's
+    device: a forward's first input is a tensor there, another parameter becomes one at its
+    first tensor-only use (members.proven_tensor), an annotated `Tensor` is one."""
     env: dict[str, Value] = {}
     positional = list(params.posonly_params) + list(params.params)
     remaining = list(args)
+    first_input = positional[1 if is_method else 0].name.value if len(positional) > (1 if is_method else 0) else ""
     for param in positional:
         pname = param.name.value
         if remaining:
@@ -286,9 +298,13 @@ def _bind_parameters(an: Analyzer, params: cst.Parameters, args: Args, kwargs: K
         elif param.default is not None:
             env[pname] = _default(an, param.default, frame, entry)
         else:
-            env[pname] = UNKNOWN
+            # a forward's first input is its tensor, unless annotated otherwise (`window_size: tuple`)
+            env[pname] = _library_input(pname, library == "forward" and pname == first_input
+                                        and param.annotation is None
+                                        and not conventions.NUMBER_PARAMETER.search(pname)) if library else UNKNOWN
         if env[pname].kind is Kind.UNKNOWN and not env[pname].place.known:
-            env[pname] = annotated_value(an, param.annotation, pname, param, frame) or env[pname]
+            env[pname] = _on_caller(annotated_value(an, param.annotation, pname, param, frame), library) \
+                or env[pname]
     for param in params.kwonly_params:
         pname = param.name.value
         if pname in kwargs:
@@ -296,15 +312,31 @@ def _bind_parameters(an: Analyzer, params: cst.Parameters, args: Args, kwargs: K
         elif param.default is not None:
             env[pname] = _default(an, param.default, frame, entry)
         else:
-            env[pname] = UNKNOWN
+            env[pname] = _library_input(pname, False) if library else UNKNOWN
         if env[pname].kind is Kind.UNKNOWN and not env[pname].place.known:
-            env[pname] = annotated_value(an, param.annotation, pname, param, frame) or env[pname]
+            env[pname] = _on_caller(annotated_value(an, param.annotation, pname, param, frame), library) \
+                or env[pname]
     if isinstance(params.star_arg, cst.Param):
         env[params.star_arg.name.value] = Value(Kind.TUPLE, NO_TENSORS, elem=join(remaining[0], remaining[-1])
                                                 if remaining else None)
     if params.star_kwarg is not None:
         env[params.star_kwarg.name.value] = Value(Kind.DICT, NO_TENSORS)
     return env
+
+
+def _library_input(name: str, tensor: bool) -> Value:
+    """A parameter of library code: a tensor on the caller's device (a forward's input), or a
+    value of unknown kind that its first tensor-only use makes one."""
+    if tensor:
+        return Value(Kind.TENSOR, CALLER, facts=frozenset({Fact.LIBRARY_INPUT})).named(name)
+    return Value(Kind.UNKNOWN, UNKNOWN_PLACE, facts=frozenset({Fact.LIBRARY_INPUT})).named(name)
+
+
+def _on_caller(value: Value | None, library: str) -> Value | None:
+    """An annotated tensor parameter of library code is on the caller's device."""
+    if value is not None and library and value.kind is Kind.TENSOR and not value.place.known:
+        return value.at(CALLER).with_facts(Fact.LIBRARY_INPUT)
+    return value
 
 
 def _is_literal(node: cst.BaseExpression) -> bool:

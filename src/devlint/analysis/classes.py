@@ -8,6 +8,7 @@ import libcst as cst
 from devlint.analysis.shared import Analyzer, ClassInfo, Frame, Kwargs, Args
 from devlint.analysis.syntax import dotted
 from devlint.analysis.values import (
+    CALLER,
     HOST,
     NO_TENSORS,
     ORIGIN_AFTER_MOVE,
@@ -192,8 +193,9 @@ def standalone_instance(an: Analyzer, info: ClassInfo, frame: Frame) -> Value:
         value = an.move_module(value, device_at("device"))
     elif info.is_module:
         # nothing in this program decides where an instance lives (a models.py checked on its
-        # own): its registered state is wherever its user puts it, not on the host
-        value = an.move_module(value, UNKNOWN_PLACE)
+        # own): its registered state is wherever its user puts it, not on the host; in library
+        # mode that is the caller's device, where its inputs are
+        value = an.move_module(value, CALLER if an.library_mode else UNKNOWN_PLACE)
     elif info.opaque_base:
         value = value.evolve(fields=tuple((key, _unplaced(an, field)) for key, field in value.fields))
     return value

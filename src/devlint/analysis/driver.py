@@ -52,7 +52,7 @@ class Analysis:
     def __init__(self, module: cst.Module, imports: ImportTable, *, path: str = "", display: str = "",
                  move_helpers: frozenset[str] = frozenset(), device_helpers: frozenset[str] = frozenset(),
                  project: "ProjectIndex | None" = None, source: str | None = None,
-                 reached: "dict[str, ModuleUnit] | None" = None) -> None:
+                 reached: "dict[str, ModuleUnit] | None" = None, library_mode: bool = True) -> None:
         self.project = project
         self.main_scope = Scope(imports, {}, module, display, facts_of(module, source))
         # other project files are read only for a file that puts something on a device itself:
@@ -71,6 +71,9 @@ class Analysis:
         # chosen by one of them falls back to the CPU exactly when no GPU is there
         self.availability_conds: set[str] = set()
         self.dispatch_flags: dict[int, conditions.Literal] = {}
+        # library mode: code no call reached runs on its caller's device (analysis/calls.py)
+        self.library_mode = library_mode
+        self.in_entry_code = False  # analysing code no call reached (after the first ENTRY site)
         self.memo: dict[tuple, tuple] = {}
         self.active: list[int] = []  # the functions being analysed (a recursion guard)
         # statements this file's analysis may run, calls included: proportional to its size, so
@@ -118,6 +121,7 @@ class Analysis:
                                    class_info=info, is_method=True, entry=True)
 
     def _entry(self, node: cst.CSTNode, function: str, name: str) -> None:
+        self.in_entry_code = True
         self.emit(Site(node, Context(function=function), SiteKind.ENTRY, name, UNKNOWN))
 
     def analysis_of(self, unit: "ModuleUnit") -> "Analysis":

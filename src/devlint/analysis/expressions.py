@@ -17,7 +17,8 @@ from devlint.analysis.events import SiteKind
 from devlint.analysis.flow import fork
 from devlint.analysis.narrowing import narrow, test_literal
 from devlint.analysis.library.environment import record_cpu_test
-from devlint.analysis.placement import container_place, device_string_place, is_deviceish, join
+from devlint.analysis.members import proven_tensor
+from devlint.analysis.placement import container_place, device_string_place, is_deviceish, join, union
 from devlint.analysis.shared import Analyzer, Frame
 from devlint.analysis.syntax import code_of, constant_key, fstring_prefix, string_value
 from devlint.analysis.values import (
@@ -51,7 +52,7 @@ def eval_name(an: Analyzer, node: cst.Name, frame: Frame) -> Value:
 
 
 def eval_attribute(an: Analyzer, node: cst.Attribute, frame: Frame) -> Value:
-    owner = an.eval(node.value, frame)
+    owner = proven_tensor(an.eval(node.value, frame), node, frame)
     value = an.get_attribute(owner, node.attr.value, node, frame)
     if value.kind is Kind.UNKNOWN and owner.identity == 0 and owner.kind in (Kind.MODULE, Kind.UNKNOWN):
         return an.deep_field(node, frame) or value
@@ -133,8 +134,11 @@ def element_of(an: Analyzer, value: Value) -> Value:
         if value.elem is not None:
             return value.elem
         joined = None
+        modules = bool(value.fields) and all(f.kind is Kind.MODULE for _, f in value.fields)
         for _, f in value.fields:
-            joined = join(joined, f)
+            # the modules of `[conv, norm, act]` stay apart: `add_module(str(i), layer)` in the
+            # loop registers each of them (moves.py follows them)
+            joined = union(joined, f) if modules else join(joined, f)
         return joined if joined is not None else UNKNOWN
     if value.kind is Kind.DICT:
         return STR

@@ -15,6 +15,7 @@ from devlint.analysis.placement import alternatives, join
 from devlint.analysis.shared import Analyzer, Frame
 from devlint.analysis.syntax import code_of, dotted, is_setting_attribute
 from devlint.analysis.values import (
+    CALLER,
     HOST,
     NO_TENSORS,
     ORIGIN_BATCH,
@@ -35,6 +36,30 @@ from devlint.knowledge import torch as tk
 _DEVICE_HOLDERS = (Kind.TENSOR, Kind.MODULE, Kind.ACCELERATOR, Kind.ENCODING, Kind.BATCH)
 _SHAPED = (Kind.TENSOR, Kind.NDARRAY, Kind.UNKNOWN, Kind.BATCH)
 _SHAPE = Value(Kind.TUPLE, NO_TENSORS, elem=SCALAR)
+
+
+def proven_tensor(owner: Value, node: cst.Attribute, frame: Frame, called: bool = False) -> Value:
+    """Library mode: `x.unsqueeze(1)` (or `x.size(0)`: NumPy's `size` is no method) on a
+    parameter of code no call reached shows that `x` is a tensor, so from here on it is one, on
+    the caller's device (analysis/calls.py binds it)."""
+    attr = node.attr.value
+    if owner.kind is Kind.UNKNOWN and owner.has(Fact.LIBRARY_INPUT) and not owner.place.known \
+            and isinstance(node.value, cst.Name) \
+            and (attr in tk.TENSOR_PROOF_ATTRIBUTES or called and attr in tk.TENSOR_PROOF_METHODS):
+        owner = Value(Kind.TENSOR, CALLER, facts=owner.facts).named(node.value.value)
+        frame.env[node.value.value] = owner
+    return owner
+
+
+def proven_argument(value: Value, expr: cst.BaseExpression, frame: Frame) -> Value:
+    """Library mode: a parameter of code no call reached given as the tensor argument of a
+    tensor function (`torch.matmul(adj, w)`, `to_dense_adj(edge_index)`) is a tensor, on the
+    caller's device."""
+    if value.kind is Kind.UNKNOWN and value.has(Fact.LIBRARY_INPUT) and not value.place.known \
+            and isinstance(expr, cst.Name):
+        value = Value(Kind.TENSOR, CALLER, facts=value.facts).named(expr.value)
+        frame.env[expr.value] = value
+    return value
 
 
 def get_attribute(an: Analyzer, owner: Value, attr: str, node: cst.CSTNode, frame: Frame) -> Value:
@@ -62,7 +87,8 @@ def get_attribute(an: Analyzer, owner: Value, attr: str, node: cst.CSTNode, fram
         return field
     if attr == "device" and owner.kind in _DEVICE_HOLDERS:
         if owner.place.on_device or owner.place.on_host or owner.place.where is Where.COND:
-            return Value(Kind.DEVICE, owner.place)  # x.device names x's own device
+            # x.device names x's own device (and, where x is on the host, why it is)
+            return Value(Kind.DEVICE, owner.place, owner.origin)
         return Value(Kind.DEVICE, UNKNOWN_PLACE)
     if attr == "device" and owner.kind is Kind.UNKNOWN and not is_setting_attribute(node):
         # `embeddings.device` of a value we cannot see: it follows that value, wherever it is

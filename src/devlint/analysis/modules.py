@@ -86,6 +86,11 @@ def registered_form(an: Analyzer, owner: Value, attr: str, value: Value, frame: 
 def _outside_tree(value: Value, stmt: cst.CSTNode, attr: str) -> Value:
     """Modules kept in a plain list / dict / tuple attribute are not registered."""
     def mark(v: Value) -> Value:
+        if v.has(Fact.MAY_HOLD):  # a list grown in a loop: each module it may hold
+            marked = tuple((k, mark(m)) for k, m in v.fields)
+            origin = next((m.origin for _, m in marked if m.origin is not None
+                           and m.origin.category == ORIGIN_OUTSIDE_TREE), v.origin)
+            return v.evolve(fields=marked, origin=origin)
         if v.kind is Kind.MODULE and v.place.on_host:
             # keep the construction node: it identifies the module if it is also registered
             # elsewhere (`nn.Sequential(*self.layers)`), see moves.move_module

@@ -14,6 +14,7 @@ import libcst as cst
 from devlint.analysis import conditions, devices
 from devlint.analysis.events import Move, SiteKind
 from devlint.analysis.library.tensors import tensor_type_place
+from devlint.analysis.placement import union
 from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
 from devlint.analysis.syntax import code_of
 from devlint.analysis.values import (
@@ -237,6 +238,10 @@ def _move_plain_aliases(an: Analyzer, fields: list[tuple[object, Value]],
     def collect(v: Value, depth: int) -> None:
         if depth > 5 or v.kind is not Kind.MODULE:
             return
+        if v.has(Fact.MAY_HOLD):  # `nn.Sequential(*levels)` of a list grown in a loop
+            for _, member in v.fields:
+                collect(member, depth + 1)
+            return
         if v.identity:
             identities.add(v.identity)
         if v.origin is not None and v.origin.node is not None:
@@ -250,6 +255,13 @@ def _move_plain_aliases(an: Analyzer, fields: list[tuple[object, Value]],
             collect(v, 0)
 
     def follow(v: Value, depth: int = 0) -> Value:
+        if v.has(Fact.MAY_HOLD):  # each module a list grown in a loop may hold
+            followed: Value | None = None
+            for _, member in v.fields:
+                followed = union(followed, follow(member, depth))
+            if followed is None:
+                return v
+            return followed.evolve(origin=v.origin) if followed.has(Fact.MAY_HOLD) else followed
         if v.kind is Kind.MODULE and v.place.on_host and (
                 v.identity in identities if v.identity else v.origin is not None and v.origin.node is not None
                 and id(v.origin.node) in sites):

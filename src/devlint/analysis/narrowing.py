@@ -8,6 +8,7 @@ it tests, in the branch where it holds and in the one where it does not.
 - `x.device != d` / `x.device == d`: where the devices are equal, `x` is on `d`'s device
   (`if t.device != d: t = t.to(d)` leaves `t` on `d` on both paths).
 - `d.type == "cpu"`: the path literal is about the device `d` itself (test_literal).
+- `x.is_cuda` failing (`assert not x.is_cuda`): `x` is on the host.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from devlint.analysis.conditions import Literal
 from devlint.analysis.names import canonical
 from devlint.analysis.shared import Analyzer, Frame
 from devlint.analysis.syntax import code_of, dotted, string_value
-from devlint.analysis.values import CONTAINERS, NOT_TENSORS, TENSORISH, UNKNOWN, UNKNOWN_PLACE, Kind, Value
+from devlint.analysis.values import CONTAINERS, HOST, NOT_TENSORS, TENSORISH, UNKNOWN, UNKNOWN_PLACE, Kind, Value
 from devlint.analysis.vocabulary import Fact
 from devlint.knowledge import torch as tk
 
@@ -38,6 +39,13 @@ def test_literal(an: Analyzer, test: cst.BaseExpression, frame: Frame, available
         lit = _device_literal(an, frame, *compared)
         if lit is not None:
             return lit
+    if isinstance(test, cst.Attribute) and test.attr.value in ("is_cuda", "is_cpu") and isinstance(test.value, cst.Name):
+        # `x.is_cuda` of a tensor on a device the program chose (or the caller's): says that
+        # device is not the CPU
+        tested = frame.env.get(test.value.value)
+        if tested is not None and tested.kind in TENSORISH and tested.place.on_device \
+                and tested.place.ident.startswith("="):
+            return conditions.is_the_cpu(tested.place.ident), test.attr.value == "is_cpu"
     return conditions.literal(code_of(test), available or _availability_of(test, frame))
 
 
@@ -155,6 +163,13 @@ def narrow(an: Analyzer, test: cst.BaseExpression, frame: Frame, holds: bool) ->
         return
     if isinstance(test, cst.Comparison):
         _narrow_device_comparison(an, test, frame, holds)
+        return
+    if isinstance(test, cst.Attribute) and test.attr.value in ("is_cuda", "is_cpu") \
+            and isinstance(test.value, cst.Name) and test.value.value in frame.env:
+        # `assert not x.is_cuda`: where `x.is_cuda` fails (or `x.is_cpu` holds), x is on the host
+        current = frame.env[test.value.value]
+        if (test.attr.value == "is_cuda") != holds and current.kind in TENSORISH:
+            frame.env[test.value.value] = current.at(HOST)
         return
     if not isinstance(test, cst.Call) or not test.args or not isinstance(test.args[0].value, cst.Name):
         return

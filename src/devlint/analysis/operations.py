@@ -16,7 +16,23 @@ from devlint.analysis import conditions, devices
 from devlint.analysis.events import DeviceMeet, HostUse, Meet
 from devlint.analysis.placement import alternatives, is_tensor_operand, join, members, tensor_result
 from devlint.analysis.shared import Analyzer, Frame
-from devlint.analysis.values import HOST, NO_TENSORS, SCALAR, STR, UNKNOWN, Kind, Placement, Value, Where
+from devlint.analysis.values import (
+    CALLER_IDENT,
+    HOST,
+    NO_TENSORS,
+    ORIGIN_AFTER_MOVE,
+    ORIGIN_ATTRIBUTE,
+    ORIGIN_DATA,
+    ORIGIN_FACTORY,
+    ORIGIN_OUTSIDE_TREE,
+    SCALAR,
+    STR,
+    UNKNOWN,
+    Kind,
+    Placement,
+    Value,
+    Where,
+)
 from devlint.analysis.vocabulary import Fact
 
 
@@ -76,16 +92,24 @@ def _first_meet(an: Analyzer, node: cst.CSTNode, operands: list[Value], index: i
         for other, device_condition, device_place, gpu_condition in sides:
             if other == index:
                 continue
+            if device_place.ident == CALLER_IDENT and (value.origin is None
+                                                       or value.origin.category not in _MADE_ON_HOST):
+                continue  # not made on the host here (a module built elsewhere: the caller may move it)
             both = conditions.conjoin(condition, device_condition)
             if both is None or not conditions.compatible(both, gpu_condition):
                 continue  # the two cannot be where they are on one path
-            likely = not conditions.is_premise(both)
+            # on the caller's device (library mode): it crashes when the caller is on a GPU
+            likely = not conditions.is_premise(both) or device_place.ident == CALLER_IDENT
             # say when the host side is on the host (that is what the user must change); the
             # device side's own condition only when the host side has none
             shown = condition if not conditions.is_premise(condition) else both
             return Meet(node, an.ctx(frame), value.at(place), operands[other].at(device_place), operation,
                         likely=likely, condition=conditions.describe(shown) if likely else "")
     return None
+
+
+# what library code itself puts on the host (library mode: only these meet the caller's device)
+_MADE_ON_HOST = frozenset({ORIGIN_FACTORY, ORIGIN_DATA, ORIGIN_ATTRIBUTE, ORIGIN_OUTSIDE_TREE, ORIGIN_AFTER_MOVE})
 
 
 def _gpu_condition(place: Placement) -> conditions.Condition:
@@ -157,7 +181,9 @@ def host_consumer(an: Analyzer, node: cst.CSTNode, values: list[Value], consumer
             if v.kind not in (Kind.TENSOR, Kind.UNKNOWN) or v.has(Fact.MANAGED):
                 continue
             # on a device, or on the GPU whenever one is there (moved under an availability test)
-            place = next((p for c, p in alternatives(v.place) if p.on_device and conditions.is_premise(c)), None)
+            # (the caller's device of library code is not: a host-side helper takes host tensors)
+            place = next((p for c, p in alternatives(v.place) if p.on_device and conditions.is_premise(c)
+                          and p.ident != CALLER_IDENT), None)
             if place is not None:
                 an.emit(HostUse(node, an.ctx(frame), v.at(place), consumer))
                 return result

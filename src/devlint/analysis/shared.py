@@ -162,6 +162,8 @@ class Analyzer(Protocol):
     availability_conds: set[str]
     # identity of a model quantised only when a flag holds (`load_in_8bit=load_in_8bit`) -> that flag
     dispatch_flags: dict[int, Literal]
+    library_mode: bool
+    in_entry_code: bool
     memo: dict[tuple, tuple]
     active: list[int]
     steps_left: int

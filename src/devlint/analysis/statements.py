@@ -64,6 +64,7 @@ def exec_aug_assign(an: Analyzer, node: cst.AugAssign, frame: Frame) -> None:
 
 def exec_assert(an: Analyzer, node: cst.Assert, frame: Frame) -> None:
     an.eval(node.test, frame)  # `assert torch.cuda.is_available()` is a CUDA check
+    narrow(an, node.test, frame, True)  # what the assertion states holds after it
 
 
 def exec_return(an: Analyzer, node: cst.Return, frame: Frame) -> None:

@@ -132,6 +132,7 @@ def display_items(node: cst.CSTNode) -> tuple[str, ...] | None:
                  for el in node.elements)
 
 
+_NUMBER_METHODS = frozenset({"size", "dim", "numel", "item", "ndimension", "nelement", "element_size"})
 _NUMBER_FUNCTIONS = frozenset({"min", "max", "abs", "int", "float", "round", "len", "sum", "pow"})
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
 
@@ -150,7 +151,13 @@ def is_number_expression(node: cst.BaseExpression) -> bool:
         return any(is_number_expression(side) for side in sides)
     if isinstance(node, cst.Call):
         name = dotted(node.func) or ""
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _NUMBER_METHODS \
+                and (node.args or node.func.attr.value != "size"):
+            return True  # `x.size(-1)`, `x.dim()`, `x.numel()`, `t.item()`
         return name in _NUMBER_FUNCTIONS or name.startswith("math.")
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Call):
+        # `torch.finfo(x.dtype).min`: a limit of a number type is a Python number
+        return (dotted(node.value.func) or "").rsplit(".", 1)[-1] in ("finfo", "iinfo")
     return False
 
 

@@ -88,6 +88,10 @@ class Placement:
 HOST = Placement(Where.HOST)
 UNKNOWN_PLACE = Placement(Where.UNKNOWN)
 NO_TENSORS = Placement(Where.NONE)
+# library mode: the one device a library's caller puts its inputs and the module on (a GPU
+# when the library runs on one; nothing in the library itself says which)
+CALLER_IDENT = "=caller"
+CALLER = Placement(Where.DEVICE, "the caller's device", ident=CALLER_IDENT)
 
 
 def device_at(expr: str, node: "cst.CSTNode | None" = None, ident: str = "") -> Placement:

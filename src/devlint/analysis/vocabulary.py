@@ -55,6 +55,9 @@ class Fact:
     # a constant whoever runs or calls the code chooses (a module-level setting, an argument):
     # known for messages and counts, never for deciding which branch of an `if` runs
     CHOSEN = "chosen"
+    # library mode: a parameter of code no call reached; the first tensor-only use of it
+    # (`x.unsqueeze(1)`, `x.dim()`) makes it a tensor on the caller's device
+    LIBRARY_INPUT = "library_input"
 
     TRUE = "bool=True"
     FALSE = "bool=False"

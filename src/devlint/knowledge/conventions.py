@@ -21,6 +21,9 @@ GPU_SWITCH = re.compile(r"(?i)(cuda|gpu)")
 # an `if` test or `a if test else b` that compares a device with the CPU (`device.type == "cpu"`,
 # `args.device != 'cpu'`): the program has a path for a machine without a GPU
 CPU_TEST = re.compile(r"""(==|!=|\bin)\s*[(\[{]?\s*(['"])cpu\2|(['"])cpu\3\s*(==|!=)""")
+# parameter names that say a number or a shape, not a tensor (`window_size`, `num_tokens`,
+# `seq_len`): library mode does not take such a forward input for a tensor
+NUMBER_PARAMETER = re.compile(r"(?i)(^|_)(size|sizes|shape|dim|dims|len|length|num|count|n|idx|index|step|steps)($|_)")
 # a command-line option that chooses the device (`--device`, `--gpu`, `--use_cuda`)
 DEVICE_OPTION = re.compile(r"(?i)(device|cuda|gpu)")
 # `if` tests that ask whether a GPU is there

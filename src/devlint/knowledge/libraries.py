@@ -183,3 +183,12 @@ NUMPY_ARRAY_MAKERS = frozenset({"numpy.array", "numpy.zeros", "numpy.ones", "num
 BUILTINS = frozenset({"builtins.*"})
 COPIES = frozenset({"copy.deepcopy"})
 PARTIALS = frozenset({"functools.partial"})
+
+# functions of tensor libraries that work on their tensor arguments where those are and return
+# tensors there (like torch's own): their arguments meet, their result is on the inputs' device
+DEVICE_FOLLOWING_FUNCTIONS = frozenset({
+    "torch_geometric.utils.*", "torch_scatter.*", "torch_sparse.*", "torch_cluster.*",
+    "einops.rearrange", "einops.repeat", "einops.reduce", "einops.einsum", "einops.pack", "einops.unpack",
+    "kornia.geometry.*", "kornia.filters.*", "kornia.color.*", "torchvision.ops.*",
+    "torchaudio.functional.*", "torchvision.transforms.functional.*", "torchvision.transforms.v2.functional.*",
+})

@@ -17,6 +17,10 @@ FACTORIES = frozenset({
     "torch.bartlett_window", "torch.kaiser_window",
 })
 
+# samplers that are factories only when given numbers: given a tensor of probabilities or
+# means (`torch.bernoulli(p)`, `torch.normal(mean, std)`), the result is on that tensor's device
+SAMPLING_FACTORIES = frozenset({"torch.bernoulli", "torch.normal", "torch.poisson", "torch.multinomial"})
+
 # factories whose result is host data handed to the program (reported as DEV101, not DEV105,
 # when they are not made inside forward or a loop)
 DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy",
@@ -229,6 +233,16 @@ LOSS_WEIGHT_ARGS = {
 # attributes of tensors that NumPy arrays, lists, dicts and numbers lack: code under
 # `if hasattr(x, "cpu"):` never runs for those, and `isinstance(x, <a tensor type>)` says the same
 TENSOR_ONLY_ATTRIBUTES = frozenset({"cpu", "cuda", "to", "numpy", "detach", "device", "is_cuda", "pin_memory"})
+# attributes only a torch.Tensor has (not a NumPy array, a list or an nn.Module): using one
+# shows that a library function's parameter is a tensor (library mode)
+TENSOR_PROOF_ATTRIBUTES = frozenset({
+    "unsqueeze", "permute", "masked_fill", "masked_fill_", "dim", "numel", "contiguous", "expand",
+    "expand_as", "view_as", "narrow", "index_select", "type_as", "new_zeros", "new_ones", "new_empty",
+    "new_full", "new_tensor", "unbind", "is_floating_point", "element_size", "is_cuda", "softmax",
+    "log_softmax", "masked_select", "scatter_", "scatter_add_", "index_add_", "index_put_", "detach",
+})
+# methods only a tensor has when called (NumPy's `size` is an attribute)
+TENSOR_PROOF_METHODS = frozenset({"size"})
 TENSOR_TESTS = frozenset({"torch.is_tensor"})  # `torch.is_tensor(x)` says x is a tensor
 TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter",
                           "torch.LongTensor", "torch.FloatTensor"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from devlint.analysis.values import Value, Where
+from devlint.analysis.values import CALLER_IDENT, Value, Where
 from devlint.findings import Phase
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -37,6 +37,8 @@ def device_side(program: "Program", value: Value) -> str:
     name = value_name(value, "the other operand")
     place = value.place
     device = f"`{place.device}`" if place.device else "a device"
+    if place.ident == CALLER_IDENT:
+        return f"{value_name(value, 'an input')} is on the caller's device"
     if place.where is Where.COND:
         text = f"{name} is on {device} when `{place.cond}`"
     else:
@@ -52,7 +54,11 @@ def device_side(program: "Program", value: Value) -> str:
     return text
 
 
-def when_it_crashes(program: "Program", ctx: "Context | None") -> str:
+def when_it_crashes(program: "Program", ctx: "Context | None", device: Value | None = None) -> str:
+    """When the crash happens; `device` is the meet's device side (library mode: the caller's)."""
+    if device is not None and device.place.ident == CALLER_IDENT:
+        where = f"`{ctx.function}()`" if ctx is not None and ctx.function != "<module>" else "this code"
+        return f"this crashes when {where} runs on a GPU (its inputs are on the caller's device)"
     if ctx is None:
         return "this crashes when the line runs"
     phase = program.phase(ctx)

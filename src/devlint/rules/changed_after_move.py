@@ -49,7 +49,7 @@ def assigned_after_move(program):
             message=(
                 f"{origin.description}{moved_at}: the new `{origin.name}` is on the CPU and is never moved, "
                 f"and at line {program.position(meet.node)[0]} the model runs on device tensors "
-                f"({device_side(program, meet.device)}); {when_it_crashes(program, meet.ctx)}. "
+                f"({device_side(program, meet.device)}); {when_it_crashes(program, meet.ctx, meet.device)}. "
                 f"Assign it before the model is moved, or move the model again after the assignment."
             ),
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,

@@ -56,9 +56,13 @@ rule = Rule(
     """,
     fix=FixSafety.UNSAFE,
     limits="""
-        Zero-dimensional tensors (`torch.tensor(2.0)`) may meet device tensors and are never
-        reported; factories under `torch.set_default_device` or `with torch.device(...)` are on
-        that device.
+        Zero-dimensional tensors (`torch.tensor(2.0)`) and empty placeholders (`torch.empty(0)`)
+        may meet device tensors and are never reported; factories under
+        `torch.set_default_device` or `with torch.device(...)` are on that device. Library mode (on by default; `library-mode = false` turns it off): in a module's `forward`
+        and in functions that take tensors, code no call in the analysed files reaches runs on
+        its caller's device; the module's registered state is there too. A
+        factory there that meets the caller's tensors is reported as likely ("when it runs on a
+        GPU"); `*_like`, `x.new_*`, `device=x.device`, `.to(x)` and `.type_as(x)` follow the input.
     """,
 )
 
@@ -77,7 +81,7 @@ def host_factories_meet_device(program):
             message=(
                 f"{origin.description} makes {name} on the CPU (no `device=`), and at line "
                 f"{program.position(meet.node)[0]} it meets device tensors "
-                f"({device_side(program, meet.device)}); {when_it_crashes(program, meet.ctx)}. "
+                f"({device_side(program, meet.device)}); {when_it_crashes(program, meet.ctx, meet.device)}. "
                 f"Create it on the device: add {hint} (or use a `*_like` factory / `x.new_*`)."
             ),
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,

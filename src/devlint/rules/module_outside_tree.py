@@ -97,7 +97,7 @@ def unregistered_modules_in_forward(program):
             message=(
                 f"{subject} is not a registered submodule: `model.to(device)` leaves it on the CPU, "
                 f"and here it meets device tensors ({device_side(program, meet.device)}); "
-                f"{when_it_crashes(program, meet.ctx)}. {fix}"
+                f"{when_it_crashes(program, meet.ctx, meet.device)}. {fix}"
             ),
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,

@@ -75,7 +75,7 @@ def host_data_meets_device(program):
             node=meet.node,
             message=(
                 f"{name} is still on the CPU here{condition}{source}, but "
-                f"{device_side(program, meet.device)}: {when_it_crashes(program, meet.ctx)}. {advice}"
+                f"{device_side(program, meet.device)}: {when_it_crashes(program, meet.ctx, meet.device)}. {advice}"
             ),
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,

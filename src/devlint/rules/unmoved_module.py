@@ -64,7 +64,7 @@ def host_module_called_with_device_tensors(program):
             node=meet.node,
             message=(
                 f"{name} ({source}) {what}, but it is called with device tensors: "
-                f"{device_side(program, meet.device)}; {when_it_crashes(program, meet.ctx)}. "
+                f"{device_side(program, meet.device)}; {when_it_crashes(program, meet.ctx, meet.device)}. "
                 f"Move it once after building it: `{host.label or 'module'}.to({device_expr(meet.device)})`."
             ),
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,

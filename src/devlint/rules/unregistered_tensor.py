@@ -50,6 +50,13 @@ rule = Rule(
         out = encoder(torch.randn(4, 16, 16, device=device))
     """,
     fix=FixSafety.UNSAFE,
+    limits="""
+        Library mode (on by default; `library-mode = false` turns it off): in a module's `forward`
+        and in functions that take tensors, code no call in the analysed files reaches runs on
+        its caller's device; the module's registered state is there too. A plain tensor attribute
+        that meets the module's inputs there is reported as likely, even when nothing in the
+        project moves the module: its users will.
+    """,
 )
 
 
@@ -62,7 +69,7 @@ def plain_tensor_attributes(program):
         attr = origin.name or "this attribute"
         short = attr.removeprefix("self.")
         meets = (f"at line {program.position(meet.node)[0]} it meets device tensors "
-                 f"({device_side(program, meet.device)}); {when_it_crashes(program, meet.ctx)}")
+                 f"({device_side(program, meet.device)}); {when_it_crashes(program, meet.ctx, meet.device)}")
         if "plain container" in origin.description:
             message = (
                 f"`{attr}` is a plain container of tensors: `model.to(device)` does not move what it holds "

@@ -75,6 +75,7 @@ ROWS: tuple[tuple[Matcher, Handler], ...] = (
     (_table(lib.PARTIALS), builtins.partial),
     (_table(lib.NUMPY_ARRAY_MAKERS, lib.HOST_ONLY_CALLS), host.host_call),
     (_tensor_function, tensors.torch_function),
+    (_table(lib.DEVICE_FOLLOWING_FUNCTIONS), tensors.torch_function),
 )
 
 

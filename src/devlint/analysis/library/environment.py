@@ -113,6 +113,8 @@ def _is_cpu(node: cst.BaseExpression) -> bool:
 def record_cpu_test(an: Analyzer, test: cst.BaseExpression, frame: Frame) -> None:
     """A branch on `device.type == "cpu"` (an `if` or a conditional expression): the program
     has a path for a machine without a GPU."""
+    if an.in_entry_code:
+        return  # a library's own branches for CPU tensors say nothing about where a program runs
     text = code_of(test)
     if "cpu" in text and conventions.CPU_TEST.search(text):
         an.emit_site(test, frame, SiteKind.CPU_OPTION, "", UNKNOWN, text=text[:80])

@@ -7,6 +7,7 @@ import libcst as cst
 
 from devlint.analysis.events import SiteKind
 from devlint.analysis.library.common import call_arguments
+from devlint.analysis.members import proven_argument
 from devlint.analysis.placement import is_tensor_operand, members, tensor_result
 from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
 from devlint.analysis.syntax import bound_names, code_of, constant_across_iterations, is_number_expression
@@ -24,6 +25,8 @@ from devlint.analysis.values import (
     device_at,
 )
 from devlint.analysis.vocabulary import Fact, known_str
+from devlint.knowledge import libraries as lib
+from devlint.knowledge import matches
 from devlint.knowledge import torch as tk
 
 
@@ -37,7 +40,18 @@ def like_factory(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs
 def factory(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
     """`torch.zeros(...)`, `torch.tensor(data)`, `torch.from_numpy(a)`: on the host unless
     `device=` (or a default device) places them."""
+    if qualname in tk.SAMPLING_FACTORIES and args and (args[0].kind is Kind.TENSOR or qualname != "torch.normal"
+                                                      and not is_number_expression(node.args[0].value)):
+        return torch_function(an, qualname, node, args, kwargs, frame)
     place = an.device_arg(node, [], kwargs, positional=None)
+    spread = kwargs.get("**")
+    if place is None and spread is not None:
+        # `torch.eye(n, **dd)` with `dd = dict(device=device, dtype=dtype)`: the device is in it,
+        # and a spread the analysis cannot read may hold one
+        given = spread.get_field("device") if spread.kind is Kind.DICT else None
+        place = an.place_of_device_value(given, None) if given is not None else None
+        if place is None and not (spread.kind is Kind.DICT and spread.fields and given is None):
+            place = UNKNOWN_PLACE
     name = qualname.rsplit(".", 1)[-1]
     # torch.tensor(<a Python number>) is 0-dim, and PyTorch lets a 0-dim CPU tensor meet device
     # tensors; only data that is visibly a sequence (a list, a tuple, an array) has dimensions
@@ -45,7 +59,13 @@ def factory(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwa
     zero_dim = name in ("tensor", "as_tensor") and first is not None and bool(node.args) \
         and not node.args[0].star and (first.kind is Kind.SCALAR
                                        or first.kind is Kind.UNKNOWN and is_number_expression(node.args[0].value))
-    if place is not None and place.known:
+    given = kwargs.get("device")
+    if place is not None and place.known and not place.on_device and given is not None \
+            and given.kind is Kind.DEVICE and given.origin is not None:
+        # `device=x.device` with `x` on the host on some path: the tensor is where `x` is, for
+        # the reason `x` is there (the factory itself asked for the right device)
+        value = Value(Kind.TENSOR, place, given.origin)
+    elif place is not None and place.known:
         value = Value(Kind.TENSOR, place, Origin(ORIGIN_FACTORY, node, f"`{code_of(node)}`"))
     elif frame.ctx.default_device or an.default_device:
         # factories follow the default device; from_numpy & the legacy constructors: not known
@@ -53,6 +73,10 @@ def factory(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwa
                       else UNKNOWN_PLACE)
     elif place is None and name in ("tensor", "as_tensor") and args and args[0].kind is Kind.TENSOR:
         value = Value(Kind.TENSOR, args[0].place, args[0].origin)
+    elif place is None and name in ("tensor", "as_tensor") and args and args[0].kind is Kind.UNKNOWN \
+            and (args[0].has(Fact.LIBRARY_INPUT) or an.library_mode and an.in_entry_code):
+        # library mode: what the caller gave may be a tensor already, wherever it is
+        value = Value(Kind.TENSOR, UNKNOWN_PLACE)
     elif place is None:
         # `torch.tensor(rows)` wraps host data (DEV101 where it meets the device); made inside
         # forward it is a factory that forgot `device=` (DEV105), like torch.zeros anywhere
@@ -62,11 +86,20 @@ def factory(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwa
         value = Value(Kind.TENSOR, HOST, Origin(category, node, f"`{code_of(node.func)}(...)`"))
     else:
         value = Value(Kind.TENSOR, UNKNOWN_PLACE)
-    if zero_dim:
+    if zero_dim or _empty(node):
+        # 0-dim, or empty (`torch.empty([0])`, a placeholder argument): PyTorch lets it be
         value = value.with_facts(Fact.ZERO_DIM)
     an.emit_site(node, frame, SiteKind.FACTORY, qualname, value, call_arguments(node, args, kwargs), code_of(node),
                  constant_data=_constant_data(qualname, node, frame))
     return value
+
+
+def _empty(node: cst.Call) -> bool:
+    """`torch.empty(0)`, `torch.zeros([0])`: a tensor with no elements, as a placeholder."""
+    first = node.args[0].value if node.args and node.args[0].keyword is None and not node.args[0].star else None
+    if isinstance(first, (cst.List, cst.Tuple)) and len(first.elements) == 1:
+        first = first.elements[0].value
+    return isinstance(first, cst.Integer) and first.value == "0" and all(a.keyword is not None for a in node.args[1:])
 
 
 def _constant_data(qualname: str, node: cst.Call, frame: Frame) -> bool:
@@ -95,7 +128,12 @@ def checkpoint_load(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwa
 
 
 def torch_function(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
-    """`torch.cat([a, b])`, `torch.matmul(a, b)`: the tensor arguments meet."""
+    """`torch.cat([a, b])`, `torch.matmul(a, b)`: the tensor arguments meet. The first argument
+    of a tensor library's function (`to_dense_adj(edge_index)`) is a tensor (library mode: a
+    parameter given there becomes one; torch's own also take numbers: `torch.pow(2.0, x)`)."""
+    if args and node.args and node.args[0].keyword is None and not node.args[0].star \
+            and matches(qualname, lib.DEVICE_FOLLOWING_FUNCTIONS):
+        args = [proven_argument(args[0], node.args[0].value, frame)] + list(args[1:])
     operands: list[Value] = []
     for value in list(args) + [v for k, v in kwargs.items() if not k.startswith("*") and k != "out"]:
         if value.kind in (Kind.LIST, Kind.TUPLE):
