@@ -96,6 +96,20 @@ def _project_value(an: Analyzer, qualname: str, frame: Frame) -> Value | None:
                 return project_value(an, target, frame) or ref(target)
             finally:
                 reexports.pop()
+    if value is None and unit.scope is not None and not head.startswith("_"):
+        # a name a package `__init__` re-exports with `from .stft_loss import *`
+        for star in unit.scope.facts.star_imports(unit.scope.imports):
+            target = f"{star}.{name}"
+            if project.unit(star) is unit or target in an.reexports or len(an.reexports) >= _MAX_REEXPORTS:
+                continue
+            an.reexports.append(target)
+            try:
+                value = project_value(an, target, frame)
+            finally:
+                an.reexports.pop()
+            if value is not None and value.kind is not Kind.UNKNOWN:
+                return value
+        value = None
     if value is None:
         return UNKNOWN
     if rest:

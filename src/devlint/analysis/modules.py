@@ -14,9 +14,9 @@ from dataclasses import replace
 import libcst as cst
 
 from devlint.analysis.events import Meet
-from devlint.analysis.placement import is_tensor_operand, tensor_result
+from devlint.analysis.placement import alternatives, is_tensor_operand, tensor_result
 from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
-from devlint.analysis.syntax import code_of, string_value
+from devlint.analysis.syntax import code_of, string_value, walk
 from devlint.analysis.values import (
     CONTAINERS,
     NONE_VALUE,
@@ -210,7 +210,8 @@ def call_module(an: Analyzer, module: Value, node: cst.Call, args: Args, kwargs:
         if value.kind is not Kind.UNKNOWN or value.place.known:
             return value
     if reported:  # after the crash is fixed, the call runs on the device
-        device = next((v for v in [Value(Kind.MODULE, module.place)] + inputs if v.place.on_device), None)
+        device = next((v for v in [Value(Kind.MODULE, module.place)] + inputs
+                       if any(place.on_device for _, place in alternatives(v.place))), None)
         if device is not None:
             return Value(Kind.TENSOR, device.place, Origin(ORIGIN_OTHER, node, f"the output of `{name}`"))
     if module.place.where is Where.NONE:
@@ -284,8 +285,7 @@ def module_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, args
         if method is not None:
             if name == "forward":
                 return call_module(an, receiver, node, args, kwargs, frame)
-            return an.call_function(method[1], [receiver] + args, kwargs, node, frame,
-                                    class_info=method[0], is_method=True)
+            return _program_method(an, receiver, method, node, args, kwargs, frame)
     if name in tk.MODULE_SELF_METHODS:
         return receiver
     if name in tk.MODULE_CALL_METHODS:
@@ -294,3 +294,40 @@ def module_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, args
         facts = {Fact.PARAMS, Fact.PARAM_ITER} if name in tk.PARAMETER_ITERATORS else {Fact.PARAMS}
         return Value(Kind.UNKNOWN, receiver.place, facts=frozenset(facts), identity=receiver.identity)
     return UNKNOWN
+
+
+def _program_method(an: Analyzer, receiver: Value, method, node: cst.Call, args: Args, kwargs: Kwargs,
+                    frame: Frame) -> Value:
+    """`pqmf.synthesis(x)`: a method of the program's own module runs on its registered state.
+    When that state meets the method's device inputs and the module was never moved, the fault
+    is the module's (DEV102 at this call), not its buffers' factories in `__init__`: those meets
+    become one meet of the module with the device input here."""
+    events = an.events
+    start = len(events)
+    result = an.call_function(method[1], [receiver] + args, kwargs, node, frame,
+                              class_info=method[0], is_method=True)
+    if not receiver.place.on_host or receiver.origin is None or receiver.has(Fact.MANAGED) \
+            or receiver.has(Fact.SCATTERS) or receiver.has(Fact.DISPATCHED):
+        return result
+    built = _built_in_init(an, an.class_of(receiver))
+    own_state = [e for e in events[start:] if isinstance(e, Meet) and e.ctx.role != "forward"
+                 and (e.host.has(Fact.REGISTERED) or e.host.origin is not None and id(e.host.origin.node) in built)]
+    if not own_state:
+        return result
+    events[start:] = [e for e in events[start:] if e not in own_state]
+    first = own_state[0]
+    an.emit(Meet(node, an.ctx(frame), Value(Kind.MODULE, receiver.place, receiver.origin, facts=receiver.facts),
+                 first.device, f"the call of `{code_of(node.func)}`", first.likely, first.condition))
+    return result
+
+
+def _built_in_init(an: Analyzer, info) -> frozenset[int]:
+    """The ids of the nodes of the class's `__init__`: a tensor made there is the module's state
+    (`self.register_buffer("f", torch.zeros(...))`, read back as `self.f * k`)."""
+    init = an.find_method(info, "__init__") if info is not None else None
+    if init is None:
+        return frozenset()
+    owner = init[0]
+    if owner.init_nodes is None:
+        owner.init_nodes = frozenset(id(n) for n in walk(init[1]))
+    return owner.init_nodes

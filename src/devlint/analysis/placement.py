@@ -130,6 +130,11 @@ def join(a: "Value | None", b: "Value | None", cond: Literal | Split | None = No
                 # `self.model`): on the other path reading it raises, so the value is the one path's
                 merged.append((k, fa if fa is not None else fb))
                 continue
+            if (fa is None or fb is None) and a.kind is Kind.DICT and isinstance(k, str):
+                # `criterion["mel"] = MelLoss()` under `if config["use_mel"]:`: reading the key
+                # on the other path raises KeyError, so wherever it is read it is the one path's
+                merged.append((k, fa if fa is not None else fb))
+                continue
             if fa is None or fb is None:
                 continue  # a field known on one path only is not known
             merged.append((k, join(fa, fb, cond)))

@@ -112,6 +112,7 @@ class ClassInfo:
         self.class_attrs: dict[str, "cst.BaseExpression"] = members.class_attrs
         self.record_fields: list[str] = members.record_fields
         self.is_module = False
+        self.init_nodes: frozenset[int] | None = None  # ids of __init__'s nodes (analysis/modules.py)
         # a base this analysis cannot see (a library class, an unresolved import) may be an
         # nn.Module: then what __init__ builds is registered and lives wherever the instance does
         self.opaque_base = False
