@@ -26,6 +26,7 @@ from devlint.analysis.values import (
     NO_TENSORS,
     SCALAR,
     STR,
+    TENSORISH,
     UNKNOWN,
     UNKNOWN_PLACE,
     ORIGIN_AFTER_MOVE,
@@ -314,7 +315,7 @@ def eval_comparison(an: Analyzer, node: cst.Comparison, frame: Frame) -> Value:
             continue
         result = an.binary(node, left, right, code_of(target.operator), frame)
         left = right
-    if truth is not None and result.kind is Kind.SCALAR:
+    if truth is not None and result.kind not in TENSORISH:  # numbers or strings (`key == "image"`)
         return SCALAR.with_facts(bool_fact_of(truth))
     return result
 

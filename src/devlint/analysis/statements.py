@@ -15,12 +15,12 @@ from devlint.analysis import conditions, devices
 from devlint.analysis.events import SiteKind
 from devlint.analysis.flow import fork, join_envs, run_loop
 from devlint.analysis.narrowing import body_literals, else_literals, narrow, test_literal
-from devlint.analysis.placement import on_a_gpu
+from devlint.analysis.placement import alternatives, on_a_gpu
 from devlint.analysis.library.environment import record_cpu_test, record_env_write
 from devlint.analysis.shared import Analyzer, Frame
 from devlint.analysis.syntax import block, code_of, constant_key, dotted, terminates
-from devlint.analysis.values import NO_TENSORS, NONE_VALUE, ORIGIN_BATCH, UNKNOWN, Kind, Origin, Value, Where
-from devlint.analysis.vocabulary import Fact, decided
+from devlint.analysis.values import NO_TENSORS, NONE_VALUE, ORIGIN_BATCH, STR, TENSORISH, UNKNOWN, Kind, Origin, Value, Where
+from devlint.analysis.vocabulary import Fact, decided, known_str, str_fact_of
 from devlint.knowledge import conventions, matches
 from devlint.knowledge import libraries as lib
 from devlint.knowledge import torch as tk
@@ -221,12 +221,41 @@ def exec_for(an: Analyzer, node: cst.For, frame: Frame) -> None:
         elem = an.dataset_item(iterable, node, frame, Origin(ORIGIN_BATCH, node.iter,
                                                              f"an item of `{code_of(node.iter)}`"))
     kind = "data" if an.is_data_iter(iterable) else ("epoch" if "range" in code_of(node.iter)[:6] else "other")
+    keys = _mapping_keys(iterable) if isinstance(node.target, cst.Name) else ()
 
     def body(f: Frame) -> None:
+        if keys:  # `for k in batch: batch[k] = batch[k].to(device)`: the body runs once per key
+            for key in keys:  # the key is the code's own constant, not a setting (assign's CHOSEN)
+                f.env[node.target.value] = STR.with_facts(str_fact_of(key))
+                f.sync_module_env()
+                an.exec_block(block(node.body), f)
+            return
         an.assign(node.target, elem, f, node)
         an.exec_block(block(node.body), f)
 
     run_loop(frame, kind, body, node, _else_block(an, node.orelse))
+
+
+_MAX_KEY_PASSES = 12
+
+
+def _mapping_keys(value: Value) -> tuple[str, ...]:
+    """The string keys iterating a dict or batch yields, when all of them are known and few."""
+    if value.kind not in (Kind.DICT, Kind.BATCH, Kind.ENCODING) or value.elem is not None or not value.fields \
+            or len(value.fields) > _MAX_KEY_PASSES or not all(isinstance(k, str) for k, _ in value.fields):
+        return ()
+    return tuple(k for k, _ in value.fields)
+
+
+def _stored(owner: Value, key: object, value: Value) -> Value:
+    """`batch[key] = value`. A batch whose fields have all been moved off the host (the key loop
+    of exec_for) is on their device as a whole: `model(batch)` then gets device tensors."""
+    new = owner.set_field(key, value)
+    if owner.kind is Kind.BATCH and owner.place.on_host and owner.elem is None \
+            and any(place.on_device for _, place in alternatives(value.place)) \
+            and not any(f.place.on_host and f.kind in TENSORISH for _, f in new.fields):
+        new = new.at(value.place)
+    return new
 
 
 def exec_while(an: Analyzer, node: cst.While, frame: Frame) -> None:
@@ -346,11 +375,13 @@ def assign(an: Analyzer, target: cst.BaseExpression, value: Value, frame: Frame,
     elif isinstance(target, cst.Subscript):
         owner = an.eval(target.value, frame)
         key = constant_key(target)
+        if key is None and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+            key = known_str(an.eval(target.slice[0].slice.value, frame))  # a loop key (exec_for)
         if owner.kind is Kind.REF and owner.qualname in lib.ENV_MAPPINGS and len(target.slice) == 1 \
                 and isinstance(target.slice[0].slice, cst.Index):
             record_env_write(an, stmt, owner.qualname, [], {}, frame, target.slice[0].slice.value, value)
         if key is not None and owner.kind in _INDEXED_OWNERS and isinstance(target.value, cst.Name):
-            frame.env[target.value.value] = owner.set_field(key, value)
+            frame.env[target.value.value] = _stored(owner, key, value)
         elif owner.kind is Kind.MODULE and owner.identity and owner.qualname in tk.REGISTERING_CONTAINERS:
             # `model.layers[2] = nn.Linear(...)`: nn.ModuleList / Sequential / ModuleDict register it
             stored = an.registered_form(owner, code_of(target), value, frame, stmt)

@@ -44,7 +44,8 @@ rule = Rule(
         Only the first use in a file is reported, and only code that runs when the file is
         executed (module code and the functions it calls, `if __name__ == "__main__":`
         included): a helper no call in the file reaches may be called only by code that checked
-        for a GPU first. A file with any availability check
+        for a GPU first, unless the helper itself makes something on CUDA or calls a CUDA-only
+        function such as `torch.cuda.set_device`. A file with any availability check
         (`torch.cuda.is_available()`, `device_count()`), a device with a CPU fallback, or an
         `if` on a user's GPU switch (`if args.cuda:`) is not reported, nor is a program that
         starts an NCCL process group (it needs GPUs by design).
@@ -81,8 +82,8 @@ def _use(event) -> tuple[object, str] | None:
 def _made_here(event) -> bool:
     """CUDA asked for what the code builds itself (`torch.zeros(n).cuda()`, `device="cuda"`,
     `nn.Linear(...).cuda()`): no caller's check can make that work without a GPU."""
-    if isinstance(event, Site):
-        return event.kind is SiteKind.FACTORY
+    if isinstance(event, Site):  # `torch.cuda.set_device(k)` needs a GPU whatever k the caller gives
+        return event.kind is SiteKind.FACTORY or event.kind is SiteKind.CUDA and event.callee in tk.CUDA_REQUIRING
     if isinstance(event, Move):
         origin = event.subject.origin
         return origin is not None and origin.category in _MADE
