@@ -32,7 +32,7 @@ from devlint.analysis.values import (
     Where,
     new_identity,
 )
-from devlint.analysis.vocabulary import Fact
+from devlint.analysis.vocabulary import Fact, default_str_fact_of, known_str
 from devlint.knowledge import conventions
 from devlint.analysis.library.annotations import annotated_value
 from devlint.analysis.members import proven_tensor
@@ -225,7 +225,12 @@ def call_function(an: Analyzer, fn: cst.CSTNode, args: Args, kwargs: Kwargs, nod
     name = fn.name.value if isinstance(fn, cst.FunctionDef) else "<lambda>"
     library = entry and an.library_mode
     forward = class_info is not None and class_info.is_module and name == "forward"
-    env = _bind_parameters(an, params, args, kwargs, frame, is_method, entry,
+    home = an.home_scope(fn, frame)
+    # defaults and annotations are evaluated where the function is defined: in another project
+    # file, its names and the sites they record (a default device with a CPU fallback) are that file's
+    definition = frame if home is None else Frame(home.env, Context(path=home.display), frame.depth, True, home,
+                                                  stmt=frame.stmt)
+    env = _bind_parameters(an, params, args, kwargs, definition, is_method, entry,
                            library="forward" if library and forward else "function" if library else "")
     qualname = f"{class_info.name}.{name}" if class_info is not None else name
     if not role:
@@ -242,7 +247,6 @@ def call_function(an: Analyzer, fn: cst.CSTNode, args: Args, kwargs: Kwargs, nod
                   loops=frame.ctx.loops if role not in _OWN_LOOPS else (),
                   no_grad=frame.ctx.no_grad, guarded=frame.ctx.guarded, default_device=frame.ctx.default_device,
                   callers=callers[-4:])
-    home = an.home_scope(fn, frame)
     if home is not None:
         ctx = replace(ctx, path=home.display)
     elif frame.ctx.path:
@@ -351,8 +355,12 @@ def _is_literal(node: cst.BaseExpression) -> bool:
 def _default(an: Analyzer, default: cst.BaseExpression, frame: Frame, entry: bool) -> Value:
     """A parameter's default, evaluated where the function is defined (what it records, such as a
     device chosen with a CPU fallback, still counts); unknown for an entry."""
-    value = an.eval(default, Frame(frame.scope.env, Context(), frame.depth, True, frame.scope, stmt=frame.stmt))
-    return UNKNOWN if entry else value
+    value = an.eval(default, Frame(frame.scope.env, Context(path=frame.ctx.path), frame.depth, True, frame.scope,
+                                   stmt=frame.stmt))
+    if entry:  # the caller may pass anything; a string default still says what kind of thing it names
+        text = known_str(value) if isinstance(default, cst.SimpleString) else None
+        return UNKNOWN.with_facts(default_str_fact_of(text)) if text else UNKNOWN
+    return value
 
 
 def join_returns(an: Analyzer, returns: list[tuple[Condition | None, Value]], fn: cst.CSTNode,

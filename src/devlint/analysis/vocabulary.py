@@ -90,6 +90,22 @@ def str_fact_of(text: str) -> str:
     return f"str={text}"
 
 
+def default_str_fact_of(text: str) -> str:
+    """The fact that says a parameter of unknown value defaults to the literal `text`
+    (`window="hann_window"`): what it names usually, not what it is (analysis/calls.py)."""
+    return f"default_str={text}"
+
+
+def default_str(value: "Value | None") -> str | None:
+    """The literal a parameter of unknown value defaults to, if any."""
+    if value is None:
+        return None
+    for fact in value.facts:
+        if fact.startswith("default_str="):
+            return fact[12:]
+    return None
+
+
 def known_str(value: "Value | None") -> str | None:
     """The literal string a value is known to hold, if any."""
     if value is None:

@@ -10,7 +10,7 @@ from devlint.analysis.library.common import NEXT, bound_arguments
 from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
 from devlint.analysis.syntax import string_value
 from devlint.analysis.values import NO_TENSORS, NONE_VALUE, SCALAR, STR, UNKNOWN, Kind, Value, new_identity
-from devlint.analysis.vocabulary import Fact, known_str
+from devlint.analysis.vocabulary import Fact, default_str, known_str
 
 _NUMBERS = frozenset({"len", "int", "float", "bool", "abs", "round", "isinstance", "hasattr", "callable", "id",
                       "hash"})
@@ -55,6 +55,8 @@ def builtin(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwa
         return NONE_VALUE
     if name == "getattr" and len(args) >= 2:
         attr = known_str(args[1])
+        if attr is None and args[0].kind is Kind.REF:
+            attr = default_str(args[1])  # `getattr(torch, window)(n)`, window="hann_window": a window
         if attr:
             return an.get_attribute(args[0], attr, node, frame)
         if args[0].kind is Kind.REF and len(args) == 2:  # `getattr(torch, window)`: one of its members
