@@ -196,6 +196,7 @@ def standalone_instance(an: Analyzer, info: ClassInfo, frame: Frame) -> Value:
         # own): its registered state is wherever its user puts it, not on the host; in library
         # mode that is the caller's device, where its inputs are
         value = an.move_module(value, CALLER if an.library_mode else UNKNOWN_PLACE)
+        an.rebind_submodules(frame, value)  # its parts, however else they are referenced, moved with it
     elif info.opaque_base:
         value = value.evolve(fields=tuple((key, _unplaced(an, field)) for key, field in value.fields))
     return value

@@ -185,6 +185,7 @@ class Analysis:
     move_call = moves.move_call
     move_value = moves.move_value
     move_module = moves.move_module
+    rebind_submodules = moves.rebind_submodules
 
     def rebind(self, frame: Frame, identity_: int, new: Value) -> None:
         identity.rebind(frame, identity_, new, self.aliases)

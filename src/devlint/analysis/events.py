@@ -81,6 +81,8 @@ class Move(Event):
     # the device argument as written when it is a plain name (`device`, `args.device`), for
     # fix suggestions that reuse the program's own device variable
     device_name: str = ""
+    # the path condition where it happens (analysis/conditions.py: a conjunction of literals)
+    when: frozenset = frozenset()
 
 
 @dataclass(frozen=True)

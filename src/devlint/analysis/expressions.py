@@ -46,6 +46,7 @@ _MAX_KNOWN_STRING = 40
 _NARROWING_TESTS = (cst.Call, cst.Comparison, cst.UnaryOperation, cst.BooleanOperation)
 _INDEXED_FSTRING = re.compile(r"([a-z]+):\{\}")
 _CONTAINERS = (Kind.LIST, Kind.TUPLE, Kind.DICT)
+_GUARDED_OPERANDS = (cst.Call, cst.Subscript, cst.Comparison)  # what can record a site or meet
 
 
 def eval_name(an: Analyzer, node: cst.Name, frame: Frame) -> Value:
@@ -332,7 +333,14 @@ def eval_unary(an: Analyzer, node: cst.UnaryOperation, frame: Frame) -> Value:
 
 def eval_boolean(an: Analyzer, node: cst.BooleanOperation, frame: Frame) -> Value:
     left = an.eval(node.left, frame)
-    right = an.eval(node.right, frame)
+    if isinstance(node.right, _GUARDED_OPERANDS) and isinstance(node.left, _NARROWING_TESTS):
+        # `x.device.type != "cuda" or torch.cuda.get_device_capability(x.device)`: the right side
+        # runs only where the left one let it (its sites carry that condition)
+        conjunction = isinstance(node.operator, cst.And)
+        lit = test_literal(an, node.left, frame, None)
+        right = _eval_narrowed(an, node.right, node.left, frame, lit, conjunction)
+    else:
+        right = an.eval(node.right, frame)
     if left.kind is Kind.SCALAR and right.kind is Kind.SCALAR:
         a, b = decided(left), decided(right)
         conjunction = isinstance(node.operator, cst.And)

@@ -14,7 +14,7 @@ from dataclasses import replace
 import libcst as cst
 
 from devlint.analysis.events import Meet
-from devlint.analysis.placement import alternatives, is_tensor_operand, tensor_result
+from devlint.analysis.placement import alternatives, is_tensor_operand, tensor_result, union
 from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
 from devlint.analysis.syntax import code_of, string_value, walk
 from devlint.analysis.values import (
@@ -277,8 +277,14 @@ def module_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, args
         an.rebind(frame, receiver.identity, receiver.set_field(attr, value))
         return NONE_VALUE
     if name in tk.SUBMODULE_REGISTRATIONS and len(args) >= 2:
-        attr = string_value(node.args[0].value) or f"<dynamic{id(node)}>"
-        an.rebind(frame, receiver.identity, receiver.set_field(attr, args[1].with_facts(Fact.REGISTERED)))
+        literal = string_value(node.args[0].value)
+        attr = literal or f"<dynamic{id(node)}>"
+        registered = args[1].with_facts(Fact.REGISTERED)
+        earlier = receiver.get_field(attr) if literal is None else None
+        if earlier is not None and earlier != registered:
+            # `self.add_module(str(i), layer)` in a loop: each pass registers another module
+            registered = union(earlier, registered).with_facts(Fact.REGISTERED)
+        an.rebind(frame, receiver.identity, receiver.set_field(attr, registered))
         return NONE_VALUE
     if info is not None:
         method = an.find_method(info, name)

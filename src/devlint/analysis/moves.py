@@ -120,7 +120,7 @@ def move_value(an: Analyzer, node: cst.Call, receiver: Value, target: Placement,
         # `if not load_in_8bit: model.to(device)`: on this path the model was not quantised
         receiver = receiver.with_facts(remove=_DISPATCH_FACTS)
     an.emit(Move(node, an.ctx(frame), receiver, target, method, statement, subject_text, non_blocking,
-                 _device_name(node)))
+                 _device_name(node), frame.path))
     kind = receiver.kind
     if kind is Kind.MODULE:
         moved = move_module(an, receiver, target)
@@ -141,7 +141,7 @@ def move_value(an: Analyzer, node: cst.Call, receiver: Value, target: Placement,
                 and an.lookup(node.func.value.value.value, frame).kind is Kind.OBJECT:
             # the same for `self.model.to(device)` in a Trainer that built one of two models
             an.assign(node.func.value, moved, frame, node)
-        _rebind_submodules(an, frame, moved, receiver.identity)
+        rebind_submodules(an, frame, moved, receiver.identity)
         return moved
     if kind in (Kind.TENSOR, Kind.UNKNOWN):
         return Value(Kind.TENSOR if kind is Kind.TENSOR else Kind.UNKNOWN, target, receiver.origin,
@@ -206,7 +206,7 @@ def _moves_itself(an: Analyzer, module: Value, top: bool) -> bool:
     return any(an.find_method(info, name) is not None for name in names)
 
 
-def _rebind_submodules(an: Analyzer, frame: Frame, moved: Value, skip: int) -> None:
+def rebind_submodules(an: Analyzer, frame: Frame, moved: Value, skip: int = 0) -> None:
     """Module.to() moves registered submodules in place: other names for them (`teacher`
     after `Distiller(student, teacher).to(device)`) now hold the moved modules too."""
     found: dict[int, Value] = {}

@@ -81,14 +81,16 @@ def _use(event) -> tuple[object, str] | None:
 
 def _made_here(event) -> bool:
     """CUDA asked for what the code builds itself (`torch.zeros(n).cuda()`, `device="cuda"`,
-    `nn.Linear(...).cuda()`): no caller's check can make that work without a GPU."""
-    if isinstance(event, Site):  # `torch.cuda.set_device(k)` needs a GPU whatever k the caller gives
-        # (unless it runs only under a condition the caller controls: `Stream() if ids else ...`)
-        return event.kind is SiteKind.FACTORY or event.kind is SiteKind.CUDA and event.callee in tk.CUDA_REQUIRING \
-            and not event.when
+    `nn.Linear(...).cuda()`) or a CUDA-only call (`torch.cuda.set_device(k)`, whatever k the
+    caller gives): no caller's check can make that work without a GPU. Unless it runs only on
+    a path the caller controls (after `if world_size == 1: return`, `Stream() if ids else ...`):
+    distributed helpers run only where their launcher put GPUs."""
+    if isinstance(event, Site):
+        return not event.when and (event.kind is SiteKind.FACTORY
+                                   or event.kind is SiteKind.CUDA and event.callee in tk.CUDA_REQUIRING)
     if isinstance(event, Move):
         origin = event.subject.origin
-        return origin is not None and origin.category in _MADE
+        return not event.when and origin is not None and origin.category in _MADE
     return False
 
 
