@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from devlint.knowledge import conventions
+
 Literal = tuple[str, bool]  # (the normalised test, whether it holds)
 Condition = frozenset  # of Literal: a conjunction; the empty one holds on every path
 ALWAYS: Condition = frozenset()
@@ -169,6 +171,21 @@ def with_literal(condition: Condition, lit: Literal) -> Condition | None:
     if not compatible(condition, frozenset({lit})):
         return None
     return conjoin(condition, frozenset({lit})) or condition
+
+
+_CPU_COMPARISON = re.compile(r"""^\s*(?P<subject>[\w.]+)\s*(?P<op>==|!=|not\s+in|in)\s*[(\[{]?\s*(['"])cpu\3\s*[)\]}]?\s*$""")
+
+
+def says_cpu(condition: Condition) -> bool:
+    """The condition states that a device the code was handed is the CPU (`device == "cpu"`,
+    `device not in ["cpu"]` failing): library code on such a path runs where its caller is, on
+    the CPU."""
+    for text, truth in condition:
+        match = _CPU_COMPARISON.match(text)
+        if match and conventions.DEVICE_OPTION.search(match.group("subject")) \
+                and (match.group("op") in ("==", "in")) == truth:
+            return True
+    return False
 
 
 def on_cpu_machine(condition: Condition) -> bool:

@@ -93,8 +93,11 @@ def _first_meet(an: Analyzer, node: cst.CSTNode, operands: list[Value], index: i
             if other == index:
                 continue
             if device_place.ident == CALLER_IDENT and (value.origin is None
-                                                       or value.origin.category not in _MADE_ON_HOST):
-                continue  # not made on the host here (a module built elsewhere: the caller may move it)
+                                                       or value.origin.category not in _MADE_ON_HOST
+                                                       or conditions.says_cpu(condition)):
+                # not made on the host here (a module built elsewhere: the caller may move it), or
+                # on a path where the caller said it runs on the CPU (`if device != "cpu": x.cuda()`)
+                continue
             both = conditions.conjoin(condition, device_condition)
             if both is None or not conditions.compatible(both, gpu_condition):
                 continue  # the two cannot be where they are on one path
