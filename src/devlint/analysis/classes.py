@@ -217,3 +217,4 @@ def _unplaced(an: Analyzer, value: Value) -> Value:
     if value.kind is Kind.TENSOR and value.place.known:
         return value.at(UNKNOWN_PLACE)
     return value
+

@@ -16,7 +16,7 @@ from devlint.analysis.events import Move, SiteKind
 from devlint.analysis.library.tensors import tensor_type_place
 from devlint.analysis.placement import union
 from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
-from devlint.analysis.syntax import code_of
+from devlint.analysis.syntax import code_of, walk
 from devlint.analysis.values import (
     CONTAINERS,
     HOST,
@@ -177,14 +177,17 @@ def move_module(an: Analyzer, module: Value, target: Placement, top: bool = True
         return module
     fields = []
     custom = _moves_itself(an, module, top)
+    by_apply = _apply_assigned_attributes(an)
     for key, value in module.fields:
         if value.has(Fact.REGISTERED):
             if value.kind is Kind.MODULE:
                 value = move_module(an, value, target, top=False)
             elif value.place.where is not Where.NONE:
                 value = value.at(target)
-        elif custom and (value.kind is Kind.TENSOR or value.kind in CONTAINERS) and value.place.known:
-            value = value.at(UNKNOWN_PLACE)  # its own `to` / `_apply` may move it: not known
+        elif custom or key in by_apply:
+            # its own `to` / `_apply` may move it, or a parent's `_apply` that moves state of
+            # this name (`m.grid = list(map(fn, m.grid))` in yolov5's Model): not known
+            value = _not_known(value)
         fields.append((key, value))
     fields = _move_plain_aliases(an, fields, target)
     place = target if module.place.where is not Where.NONE else module.place
@@ -194,6 +197,36 @@ def move_module(an: Analyzer, module: Value, target: Placement, top: bool = True
     if module.place.where is Where.UNKNOWN:
         place = target
     return module.evolve(place=place, fields=tuple(fields))
+
+
+def _not_known(value: Value, depth: int = 0) -> Value:
+    """A tensor, or a container's tensors, that a custom move may have moved: unplaced."""
+    if value.kind is Kind.TENSOR and value.place.known:
+        return value.at(UNKNOWN_PLACE)
+    if value.kind in CONTAINERS and depth < 2:
+        return value.evolve(place=UNKNOWN_PLACE if value.place.known else value.place,
+                            elem=_not_known(value.elem, depth + 1) if value.elem is not None else None,
+                            fields=tuple((k, _not_known(f, depth + 1)) for k, f in value.fields))
+    return value
+
+
+_APPLY_NAMES: list = [None, -1, frozenset()]  # (the classes table, its size, the names): one analysis at a time
+
+
+def _apply_assigned_attributes(an: Analyzer) -> frozenset[str]:
+    """The attribute names assigned in the `_apply` overrides of the program's classes."""
+    if _APPLY_NAMES[0] is an.classes and _APPLY_NAMES[1] == len(an.classes):
+        return _APPLY_NAMES[2]
+    names: set[str] = set()
+    for info in list(an.classes.values()):
+        method = info.methods.get("_apply")
+        if method is None:
+            continue
+        for node in walk(method):
+            if isinstance(node, cst.Assign):
+                names.update(t.target.attr.value for t in node.targets if isinstance(t.target, cst.Attribute))
+    _APPLY_NAMES[:] = [an.classes, len(an.classes), frozenset(names)]
+    return _APPLY_NAMES[2]
 
 
 def _moves_itself(an: Analyzer, module: Value, top: bool) -> bool:
