@@ -85,7 +85,8 @@ def _loss(an: Analyzer, qualname: str, name: str, node: cst.Call, args: Args, kw
         value = kwargs.get(keyword)
         if value is None and len(args) > position:
             value = args[position]
-        if value is not None and value.kind is not Kind.NONE:
+        if value is not None and value.kind is not Kind.NONE and not value.is_zero_dim:
+            # a 0-dim CPU `pos_weight=torch.tensor(5.0)` meets CUDA inputs as a number does
             weights.append(value)
     if not weights:
         return Value(Kind.MODULE, NO_TENSORS, origin, identity=new_identity(), qualname=qualname)
