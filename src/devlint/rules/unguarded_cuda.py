@@ -7,6 +7,7 @@ from devlint.analysis import devices
 from devlint.analysis.events import Move, Site, SiteKind
 from devlint.analysis.values import ORIGIN_DATA, ORIGIN_FACTORY, ORIGIN_MODULE
 from devlint.findings import Confidence, Severity
+from devlint.knowledge import conventions
 from devlint.knowledge import torch as tk
 from devlint.rules.base import Report, Rule
 
@@ -83,15 +84,20 @@ def _made_here(event) -> bool:
     """CUDA asked for what the code builds itself (`torch.zeros(n).cuda()`, `device="cuda"`,
     `nn.Linear(...).cuda()`) or a CUDA-only call (`torch.cuda.set_device(k)`, whatever k the
     caller gives): no caller's check can make that work without a GPU. Unless it runs only on
-    a path the caller controls (after `if world_size == 1: return`, `Stream() if ids else ...`):
-    distributed helpers run only where their launcher put GPUs."""
+    a path whose test the launcher or the caller's device choice decides (after
+    `if world_size == 1: return`, `Stream() if device_ids else ...`): such helpers run only
+    where GPUs were put. An ordinary branch (`if kernel == "rbf":`) still needs the GPU."""
     if isinstance(event, Site):
-        return not event.when and (event.kind is SiteKind.FACTORY
+        return not _behind_launcher(event.when) and (event.kind is SiteKind.FACTORY
                                    or event.kind is SiteKind.CUDA and event.callee in tk.CUDA_REQUIRING)
     if isinstance(event, Move):
         origin = event.subject.origin
-        return not event.when and origin is not None and origin.category in _MADE
+        return not _behind_launcher(event.when) and origin is not None and origin.category in _MADE
     return False
+
+
+def _behind_launcher(when: frozenset) -> bool:
+    return any(conventions.LAUNCHER_TEST.search(text) for text, _ in when)
 
 
 @rule.check
