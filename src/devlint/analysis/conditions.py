@@ -188,6 +188,11 @@ def says_cpu(condition: Condition) -> bool:
     return False
 
 
+def asks_available(condition: "Condition | frozenset") -> bool:
+    """The condition says a GPU is available (`torch.cuda.is_available()` holds)."""
+    return any(truth and text in _AVAILABLE_TYPES for text, truth in condition)
+
+
 def on_cpu_machine(condition: Condition) -> bool:
     """The condition says no GPU is available (a path of the CPU-only machine)."""
     return any(not truth and text in _AVAILABLE_TYPES for text, truth in condition)

@@ -156,14 +156,20 @@ def exec_if(an: Analyzer, node: cst.If, frame: Frame) -> None:
         return
     record_cpu_test(an, node.test, frame)
     guards = any(t in test_text for t in conventions.AVAILABILITY_TESTS)
+    # which side runs only with a GPU: the one whose literals say a GPU is available
+    # (`if not cpu and torch.cuda.is_available():` guards its body despite the `not`)
+    body_guarded = guards and (conditions.asks_available(holds) or "not " not in test_text
+                               and not conditions.asks_available(fails))
+    else_guarded = guards and (conditions.asks_available(fails) or "not " in test_text
+                               and not conditions.asks_available(holds))
     if not guards and conventions.GPU_SWITCH.search(test_text) and "torch." not in test_text:
         # `if args.cuda:`: the user picks the GPU, and the other path runs on the CPU
         an.emit_site(node, frame, SiteKind.CUDA_FLAG, "", UNKNOWN, text=test_text)
-    body_frame = fork(frame, guarded=guards and "not " not in test_text)
+    body_frame = fork(frame, guarded=body_guarded)
     body_frame.path = body_path
     narrow(an, node.test, body_frame, True)
     an.exec_block(block(node.body), body_frame)
-    else_frame = fork(frame, guarded=guards and "not " in test_text)
+    else_frame = fork(frame, guarded=else_guarded)
     else_frame.path = else_path
     narrow(an, node.test, else_frame, False)
     orelse = node.orelse

@@ -96,15 +96,20 @@ def _made_here(event) -> bool:
     return False
 
 
+_CHECKS = (SiteKind.CUDA_QUERY, SiteKind.CPU_FALLBACK, SiteKind.CUDA_FLAG, SiteKind.CPU_OPTION)
+
+
 def _behind_launcher(when: frozenset) -> bool:
     return any(conventions.LAUNCHER_TEST.search(text) for text, _ in when)
 
 
 @rule.check
 def unguarded_cuda(program):
-    for kind in (SiteKind.CUDA_QUERY, SiteKind.CPU_FALLBACK, SiteKind.CUDA_FLAG, SiteKind.CPU_OPTION):
-        if any(not site.ctx.path for site in program.sites(kind)):
-            return  # a check in this file (one in a helper file guards only what goes through it)
+    # the files that check for a GPU (or offer the CPU): a check in this file covers it all, one
+    # in a helper file covers only the helper's own CUDA uses
+    checking = {site.ctx.path or program.path for kind in _CHECKS for site in program.sites(kind)}
+    if program.path in checking:
+        return
     if _nccl(program):
         return
     in_entry = False
@@ -115,7 +120,8 @@ def unguarded_cuda(program):
         if in_entry and not _made_here(event):
             continue  # a helper moving what its caller gives may be called only after a check
         use = _use(event)
-        if use is None or event.ctx.guarded:
+        if use is None or event.ctx.guarded or (event.ctx.path or program.path) in checking \
+                or _behind_launcher(getattr(event, "when", frozenset())):
             continue
         node, text = use
         yield Report(
