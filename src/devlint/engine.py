@@ -166,11 +166,11 @@ def _run_rules(rules: list, program: Program) -> list[Finding]:
     """The enabled rules' findings, one per (code, file, line); positions (deeply recursive
     in libcst for deeply nested code) are resolved here, only for files with a report."""
     findings: list[Finding] = []
-    seen: set[tuple[str, str, int]] = set()
+    seen: set[tuple[str, str, int, int]] = set()
     for rule in rules:
         for report in rule.run(program):
             finding = finding_of(program, rule, report)
-            key = (rule.code, finding.path, finding.line)
+            key = (rule.code, finding.path, finding.line, 0 if rule.one_per_line else finding.column)
             if key in seen:
                 continue
             seen.add(key)
