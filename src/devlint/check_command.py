@@ -211,15 +211,17 @@ def _check_files(options: CheckOptions, tree: Any, progress_for: Callable[[bool,
     for target in targets:  # a broken configuration is an error even where no file is found
         if os.path.exists(target):
             tree.settings_for(target)
+    unreadable: list = []
     try:
         files = discover(targets, is_excluded=tree.excluded,
-                         force_exclude=tree.named_excluded if options.force_exclude else None)
+                         force_exclude=tree.named_excluded if options.force_exclude else None,
+                         unreadable=lambda folder, why: unreadable.append(_folder_finding(folder, why)))
     except PathNotFoundError as exc:
         raise UsageProblem(f"path not found: {exc}") from None
     groups = tree.groups(files)
     progress = progress_for(options.verbose, options.quiet)
     total = len(files)
-    findings: list = []
+    findings: list = [f for f in unreadable if f.code in tree.settings_for(f.path).enabled]
     sources: dict = {}
     thresholds: dict = {}
     fixed_any = False
@@ -247,6 +249,13 @@ def _check_files(options: CheckOptions, tree: Any, progress_for: Callable[[bool,
         if close is not None:
             close()
     return RunResult(files_checked=total, findings=rank_findings(findings), sources=sources), thresholds, fixed_any
+
+
+def _folder_finding(folder: str, why: str) -> Any:
+    """DEV000 for a folder the walk could not list: nothing in it was checked."""
+    from devlint.rules.parse_error import finding
+
+    return finding(folder, f"cannot read this folder ({why}); nothing in it was checked", 1)
 
 
 def _key(finding: Any) -> tuple:

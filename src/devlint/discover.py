@@ -138,6 +138,7 @@ def discover(
     respect_gitignore: bool = True,
     is_excluded: Callable[[str, bool], bool] | None = None,
     force_exclude: Callable[[str], bool] | None = None,
+    unreadable: Callable[[str, str], None] | None = None,
 ) -> list[DiscoveredFile]:
     """Every file to check under `paths`, sorted by display path, each file once.
 
@@ -145,8 +146,9 @@ def discover(
     configuration file; the current directory when there is none); `is_excluded(abs_path,
     is_dir)`, when given, decides instead (each file's nearest configuration). A path named
     here is checked even when excluded, unless `force_exclude(abs_path)` says it is excluded
-    (`--force-exclude`, for pre-commit, which names every staged file). Raises
-    PathNotFoundError for a path that does not exist.
+    (`--force-exclude`, for pre-commit, which names every staged file). A folder that cannot
+    be listed is passed to `unreadable(display, reason)`, so that it is reported rather than
+    silently skipped. Raises PathNotFoundError for a path that does not exist.
     """
     paths = list(paths)
     missing = [p for p in paths if not os.path.lexists(p)]
@@ -187,12 +189,12 @@ def discover(
             add(named, abs_named, explicit=True)
             continue
         layers = _ancestor_layers(abs_named) if respect_gitignore else []
-        _walk(named, abs_named, layers, respect_gitignore, excluded, add)
+        _walk(named, abs_named, layers, respect_gitignore, excluded, add, unreadable)
 
     return sorted(found.values())
 
 
-def _walk(display_root, abs_root, base_layers, respect_gitignore, excluded, add) -> None:
+def _walk(display_root, abs_root, base_layers, respect_gitignore, excluded, add, unreadable=None) -> None:
     # an explicit stack instead of recursion: deep trees cannot overflow the interpreter stack
     stack: list[tuple[str, str, list[_IgnoreLayer]]] = [(display_root, abs_root, base_layers)]
     while stack:
@@ -204,8 +206,10 @@ def _walk(display_root, abs_root, base_layers, respect_gitignore, excluded, add)
         try:
             with os.scandir(abs_dir) as entries:
                 listing = sorted(entries, key=lambda e: e.name)
-        except OSError:
-            continue  # unreadable folder: nothing in it can be listed
+        except OSError as exc:  # nothing in it can be listed: say so, a silent pass would lie
+            if unreadable is not None:
+                unreadable(display_dir, (exc.strerror or str(exc)).lower())
+            continue
         subdirs = []
         for entry in listing:
             abs_path = os.path.join(abs_dir, entry.name)
