@@ -125,3 +125,11 @@ def test_rules_as_json_with_the_fix(invoke) -> None:
     assert rules["DEV107"]["fix"] == "safe" and rules["DEV101"]["fix"] == "unsafe"
     assert rules["DEV000"]["fix"] == "none" and rules["DEV301"]["default"] is False
     assert rules["DEV107"]["url"] == rule_url("DEV107")
+
+
+def test_quiet_text_report_has_no_header_line(project, invoke) -> None:
+    project.write("train.py", BUGGY)
+    loud = invoke("check", "--no-cache", "train.py")
+    quiet = invoke("check", "--no-cache", "-q", "train.py")
+    assert loud.stdout.startswith("devlint: ")
+    assert quiet.stdout.startswith("train.py:") and quiet.stderr == ""

@@ -137,7 +137,7 @@ def _report(options: CheckOptions, result: Any) -> None:
     from devlint.report import ReportOptions, render, render_statistics, summary_line
 
     report_options = ReportOptions(color=options.color, unsafe_fixes=options.unsafe_fixes,
-                                   to_terminal=options.output_file is None)
+                                   to_terminal=options.output_file is None, quiet=options.quiet)
 
     def write(stream: TextIO) -> None:
         if options.statistics:

@@ -38,6 +38,7 @@ class ReportOptions:
     color: str = "auto"
     unsafe_fixes: bool = False
     to_terminal: bool = True
+    quiet: bool = False  # -q: the findings only (the text report drops its header line)
 
 
 def render(format_name: str, result: "RunResult", stream: TextIO, options: ReportOptions | None = None) -> None:

@@ -62,10 +62,12 @@ def render(result: "RunResult", stream: TextIO, options: "ReportOptions | None" 
         emoji=False,
         soft_wrap=True,
     )
-    for number, line in enumerate(header_lines(result)):
+    for number, line in enumerate(header_lines(result) if options is None or not options.quiet else []):
         console.print(Text(line, style="bold" if number == 0 else ""))
-    for finding in result.findings:
-        console.print()
+    quiet = options is not None and options.quiet
+    for index, finding in enumerate(result.findings):
+        if index or not quiet:
+            console.print()
         clauses = message_clauses(finding)
         console.print(_headline(finding, fixable_marker(finding, options) + (clauses[0] if clauses else ""), Text))
         for clause in clauses[1:]:
