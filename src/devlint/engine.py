@@ -37,9 +37,9 @@ def _nesting_error(text: str, path: str) -> Finding | None:
     return parse_error(path, f"cannot parse this file: {nested[0]} (nothing in it was checked)", nested[1])
 
 
-def parse(text: str, path: str, *, nesting_checked: bool = False) -> cst.Module | Finding:
+def parse(text: str, path: str) -> cst.Module | Finding:
     """The libcst module, or a DEV000 finding that says why it could not be parsed."""
-    nested = None if nesting_checked else _nesting_error(text, path)
+    nested = _nesting_error(text, path)
     if nested is not None:
         return nested
     try:
@@ -148,7 +148,7 @@ def check_text(
     real_file = bool(path) and not path.startswith("<")
     # a file another checked file imported was parsed then (by the project index): reuse it
     parsed = (earlier_parse(Path(path), text) if real_file and not _PYTHON2.search(text) else None) \
-        or parse(text, path, nesting_checked=enabled is None or "DEV000" in enabled)
+        or parse(text, path)
     if isinstance(parsed, Finding):
         return [parsed] if enabled is None or "DEV000" in enabled else []
     rules = [r for r in all_rules() if r.checks and (enabled is None or r.code in enabled)]
