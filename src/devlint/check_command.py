@@ -109,9 +109,9 @@ def run_check_command(options: CheckOptions, progress_for: Callable[[bool, bool]
         raise UsageProblem(str(exc)) from None
     if outcome is None or isinstance(outcome, int):
         return outcome or EXIT_OK
-    result, thresholds, fixed = outcome
+    result, thresholds, fixed, checked = outcome
     if options.write_baseline_file is not None:
-        return _write_baseline(options.write_baseline_file, result, options.quiet)
+        return _write_baseline(options.write_baseline_file, result, options.quiet, checked)
     known = 0
     if baseline is not None:
         from devlint.baseline import apply_baseline
@@ -248,7 +248,8 @@ def _check_files(options: CheckOptions, tree: Any, progress_for: Callable[[bool,
         close = getattr(progress, "close", None)
         if close is not None:
             close()
-    return RunResult(files_checked=total, findings=rank_findings(findings), sources=sources), thresholds, fixed_any
+    result = RunResult(files_checked=total, findings=rank_findings(findings), sources=sources)
+    return result, thresholds, fixed_any, [file.path for file in files]
 
 
 def _folder_finding(folder: str, why: str) -> Any:
@@ -360,16 +361,17 @@ def _read_baseline(baseline_file: str | None, write_baseline_file: str | None) -
         raise UsageProblem(str(exc)) from None
 
 
-def _write_baseline(file: str, result: Any, quiet: bool) -> int:
+def _write_baseline(file: str, result: Any, quiet: bool, checked: list[str]) -> int:
     from devlint.baseline import BaselineError, write_baseline
 
     try:
-        count = write_baseline(file, result)
+        count, kept = write_baseline(file, result, checked)
     except BaselineError as exc:
         raise UsageProblem(str(exc)) from None
     if not quiet:
+        others = f" (and kept {kept} recorded for files not checked now)" if kept else ""
         click.echo(
-            f"Recorded {count} finding{'s' if count != 1 else ''} in {file}; "
+            f"Recorded {count} finding{'s' if count != 1 else ''} in {file}{others}; "
             f"`devlint check --baseline {file}` reports only new ones.",
             err=True,
         )
