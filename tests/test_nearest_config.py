@@ -89,3 +89,13 @@ def test_nested_configuration_excludes_below_its_folder(project, invoke) -> None
     out = invoke("check", "--no-cache", "--format", "json", ".")
     assert set(_codes(out)) == {"vendored/train.py"}
 
+
+
+def test_diff_covers_every_configuration(project, invoke) -> None:
+    project.write("pkg_a/pyproject.toml", "[tool.devlint]\nignore = ['DEV101']\n")
+    project.write("pkg_a/train.py", DISCARDED)
+    project.write("pkg_b/train.py", DISCARDED)
+    out = invoke("check", "--no-cache", "--diff", "pkg_a", "pkg_b")
+    assert out.exit_code == 1
+    assert "a/pkg_a/train.py" in out.stdout and "a/pkg_b/train.py" in out.stdout
+    assert "2 fixes available in 2 files." in out.stderr

@@ -226,6 +226,7 @@ def _check_files(options: CheckOptions, tree: Any, progress_for: Callable[[bool,
     thresholds: dict = {}
     fixed_any = False
     done = 0
+    diffs = [0, 0]  # --diff: fixes available, files they change, over every group
     try:
         for group in groups:
             offset = done
@@ -234,8 +235,10 @@ def _check_files(options: CheckOptions, tree: Any, progress_for: Callable[[bool,
                 progress(index + _offset, total, display, count)
 
             outcome = _check_group(options, group, targets, step if progress is not None else None)
-            if isinstance(outcome, int):
-                return outcome
+            done += len(group.files)
+            if isinstance(outcome[0], int):
+                diffs = [diffs[0] + outcome[0], diffs[1] + outcome[1]]
+                continue
             result, fixed = outcome
             fixed_any = fixed_any or fixed
             threshold = _threshold(options, group.settings)
@@ -243,11 +246,16 @@ def _check_files(options: CheckOptions, tree: Any, progress_for: Callable[[bool,
                 thresholds[_key(finding)] = threshold
             findings.extend(result.findings)
             sources.update(result.sources)
-            done += len(group.files)
     finally:
         close = getattr(progress, "close", None)
         if close is not None:
             close()
+    if options.diff:
+        count, changed = diffs
+        if not options.quiet:
+            click.echo(f"{count} fix{'es' if count != 1 else ''} available in "
+                       f"{changed} file{'s' if changed != 1 else ''}.", err=True)
+        return EXIT_FINDINGS if changed else EXIT_OK
     result = RunResult(files_checked=total, findings=rank_findings(findings), sources=sources)
     return result, thresholds, fixed_any, [file.path for file in files]
 
@@ -264,7 +272,8 @@ def _key(finding: Any) -> tuple:
 
 
 def _check_group(options: CheckOptions, group: Any, targets: list[str], progress: Any) -> Any:
-    """(result, whether a fix was written) for one group; an int exit code for --diff."""
+    """(result, whether a fix was written) for one group; with --diff, the diffs are printed
+    and (fixes available, files they change) returned."""
     from devlint.cache import default_cache_root
     from devlint.runner import default_jobs, run_check
 
@@ -292,10 +301,7 @@ def _check_group(options: CheckOptions, group: Any, targets: list[str], progress
     if options.diff:
         for changed in fixes.changed:
             sys.stdout.write(_notebook_aware_diff(changed, result, unified_diff))
-        if not options.quiet:
-            click.echo(f"{count} fix{'es' if count != 1 else ''} available in "
-                       f"{files_changed} file{'s' if files_changed != 1 else ''}.", err=True)
-        return EXIT_FINDINGS if fixes.changed else EXIT_OK
+        return count, files_changed
     if not options.quiet and fixes.changed:
         click.echo(f"Fixed {count} finding{'s' if count != 1 else ''} in "
                    f"{files_changed} file{'s' if files_changed != 1 else ''}.", err=True)
