@@ -151,3 +151,26 @@ def fake_engine(monkeypatch: pytest.MonkeyPatch, fake_registry) -> Callable[...,
     monkeypatch.setattr(devlint.engine, "check_text", fake_check_text)
     return fake_check_text
 
+
+
+# --- saying what was skipped ------------------------------------------------------------------
+
+
+def _torch_missing() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("torch") is None
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config) -> None:  # type: ignore[no-untyped-def]
+    """Without torch the `devlint run` tests and the simulated-CUDA ground truth skip: say so
+    at the end of every run (even under -q), so a green run does not look complete when it is not."""
+    if not _torch_missing():
+        return
+    skipped = terminalreporter.stats.get("skipped", [])
+    torch_skips = [report for report in skipped if "torch" in str(getattr(report, "longrepr", ""))]
+    if torch_skips:
+        terminalreporter.write_line(
+            f"devlint: {len(torch_skips)} test module{'s' if len(torch_skips) != 1 else ''} skipped: torch is "
+            "not installed here. They test `devlint run` and the simulated-CUDA ground truth; install "
+            "torch (and numpy) to run them. `devlint check` itself never needs torch.", yellow=True)

@@ -288,17 +288,21 @@ def test_unreadable_file_by_mode(project, invoke) -> None:
     assert _of(found, "good.py") == [("DEV107", 5)]
 
 
-def test_unreadable_folder(project, invoke, monkeypatch) -> None:
-    project.write("secret/inner.py", GOOD)
-    project.write("good.py", GOOD)
+def _deny_listing(monkeypatch, name: str) -> None:
     real_scandir = os.scandir
 
     def guarded_scandir(path="."):
-        if os.path.basename(os.path.normpath(os.fsdecode(path))) == "secret":
+        if os.path.basename(os.path.normpath(os.fsdecode(path))) == name:
             raise PermissionError(13, "Permission denied", os.fsdecode(path))
         return real_scandir(path)
 
     monkeypatch.setattr(os, "scandir", guarded_scandir)
+
+
+def test_unreadable_folder(project, invoke, monkeypatch) -> None:
+    project.write("secret/inner.py", GOOD)
+    project.write("good.py", GOOD)
+    _deny_listing(monkeypatch, "secret")
     outcome = invoke("check", "--format", "json", "--no-cache", ".")
     assert _of(_findings(outcome), "good.py") == [("DEV107", 5)]
     assert outcome.exit_code == 1
@@ -354,3 +358,44 @@ def test_stdin_bad_input(project, invoke) -> None:
         outcome = invoke("check", "--format", "json", "--stdin-filename", "s.py", input=data)
         assert part in _message(_findings(outcome), "s.py")
         assert outcome.exit_code == 1
+
+
+def test_symlink_loop_named_on_the_command_line(project, invoke) -> None:
+    os.symlink("loop_b.py", project.root / "loop_a.py")
+    os.symlink("loop_a.py", project.root / "loop_b.py")
+    project.write("good.py", GOOD)
+    outcome = invoke("check", "--format", "json", "--no-cache", "loop_a.py", "good.py")
+    found = _findings(outcome)
+    assert "symbolic links" in _message(found, "loop_a.py")
+    assert _of(found, "good.py") == [("DEV107", 5)]
+    assert outcome.exit_code == 1
+
+
+def test_unreadable_file_named_on_the_command_line(project, invoke, monkeypatch) -> None:
+    locked = project.write("locked.py", GOOD)
+    _deny_reading(monkeypatch, locked)
+    outcome = invoke("check", "--format", "json", "--no-cache", "locked.py")
+    assert "permission denied" in _message(_findings(outcome), "locked.py")
+    assert outcome.exit_code == 1
+
+
+def test_unreadable_subfolder_is_reported(project, invoke, monkeypatch) -> None:
+    project.write("secret/inner.py", GOOD)
+    project.write("clean.py", "x = 1\n")
+    _deny_listing(monkeypatch, "secret")
+    outcome = invoke("check", "--format", "json", "--no-cache", ".")
+    message = _message(_findings(outcome), "secret")
+    assert "cannot read this folder" in message and "permission denied" in message.lower()
+    assert outcome.exit_code == 1  # not a pass with nothing checked
+
+
+@pytest.mark.parametrize("name", ["attributes.py", "subscripts.py", "sums.py"])
+@pytest.mark.parametrize("cpython_compiles", [True, False])
+def test_nesting_limits_do_not_depend_on_the_interpreter(monkeypatch, name: str, cpython_compiles: bool) -> None:
+    """3.10 compiles 20,000 chained attributes and 3.13 5,000 subscripts, 3.11 neither: the
+    DEV000 comes from devlint's own limits, whatever the interpreter's compiler accepts."""
+    import devlint.engine
+
+    monkeypatch.setattr(devlint.engine, "compiles", lambda text, path="": cpython_compiles)
+    found = devlint.engine.check_text(DEEP[name], name)
+    assert [f.code for f in found] == ["DEV000"] and "nests more than" in found[0].message

@@ -142,3 +142,24 @@ def test_baseline_and_write_baseline_together_is_a_usage_error(project, invoke) 
     project.write("a.py", "x = 1\n")
     project.write("base.json", '{"devlint-baseline": 1, "findings": []}')
     assert invoke("check", "--baseline", "base.json", "--write-baseline", "other.json").exit_code == 2
+
+
+def test_writing_the_baseline_for_one_file_keeps_the_other_files_entries(project, invoke) -> None:
+    project.write("a.py", TRAIN_SCRIPT)
+    project.write("b.py", TRAIN_SCRIPT)
+    assert invoke("check", "--write-baseline", "base.json", ".").exit_code == 0
+    recorded = json.loads((project.root / "base.json").read_text())["findings"]
+    assert {entry["path"] for entry in recorded} == {"a.py", "b.py"}
+    # b.py gets a new bug, and its entries are written again: a.py's stay as they were
+    project.write("b.py", TRAIN_SCRIPT + NEW_BUG)
+    out = invoke("check", "--write-baseline", "base.json", "b.py")
+    assert "kept" in out.stderr
+    again = json.loads((project.root / "base.json").read_text())["findings"]
+    assert [e for e in again if e["path"] == "a.py"] == [e for e in recorded if e["path"] == "a.py"]
+    assert len([e for e in again if e["path"] == "b.py"]) > len([e for e in recorded if e["path"] == "b.py"])
+    code, found = check_json(invoke, "--baseline", "base.json", ".")
+    assert (code, found) == (0, [])
+    # a file that is gone is dropped from the baseline the next time it is written
+    (project.root / "a.py").unlink()
+    invoke("check", "--write-baseline", "base.json", "b.py")
+    assert {e["path"] for e in json.loads((project.root / "base.json").read_text())["findings"]} == {"b.py"}

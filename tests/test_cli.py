@@ -52,6 +52,23 @@ JSON_SCHEMA = {
                     "fixable": {"type": "boolean"},
                     "confidence": {"enum": ["definite", "likely"]},
                     "phase": {"enum": ["module", "training", "evaluation", "checkpoint", "inference", "unknown"]},
+                    # beyond cli.md, as Ruff has them: the rule's page, and the fix with its applicability
+                    "url": {"type": "string", "pattern": "^https://"},
+                    "fix": {
+                        "oneOf": [
+                            {"type": "null"},
+                            {
+                                "type": "object",
+                                "additionalProperties": False,
+                                "required": ["applicability", "message", "edits"],
+                                "properties": {
+                                    "applicability": {"enum": ["safe", "unsafe"]},
+                                    "message": {"type": "string"},
+                                    "edits": {"type": "array"},
+                                },
+                            },
+                        ],
+                    },
                     "evidence": {
                         "type": "array",
                         "items": {

@@ -70,9 +70,14 @@ def test_notebook_annotation_names_the_cell(project, invoke, fake_engine) -> Non
         "nbformat": 4,
         "nbformat_minor": 5,
     }
-    project.write("nb.ipynb", json.dumps(notebook))
+    raw = json.dumps(notebook, indent=1)  # as Jupyter writes it: one source line per JSON line
+    project.write("nb.ipynb", raw)
     (line,) = invoke("check", "--format", "github").stdout.splitlines()
     command, properties, message = parse(line)
+    # the annotation points at the line of the .ipynb file that holds the cell's line
+    raw_lines = raw.splitlines()
+    row, col = int(properties.pop("line")), int(properties.pop("col"))
+    assert raw_lines[row - 1][col - 1:].startswith("boom107()")
     assert properties == {"file": "nb.ipynb", "title": "DEV107"}
     assert message.startswith("cell 2, line 2: ")
 

@@ -112,13 +112,15 @@ def user_repo(tmp_path: Path) -> Path:
 
 
 def test_manifest_matches_the_cli_contract() -> None:
-    """The hook file says what cli.md specifies (id, entry, language, types, serial)."""
+    """The hook file says what cli.md specifies (id, entry, language, types, serial), with
+    `--force-exclude` added to the entry: pre-commit names every staged file, and the user's
+    `exclude` setting must still keep generated or vendored files out."""
     import yaml  # pre-commit depends on PyYAML
 
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     (hook,) = hooks
     assert hook["id"] == "devlint"
-    assert hook["entry"] == "devlint check"
+    assert hook["entry"] == "devlint check --force-exclude"
     assert hook["language"] == "python"
     assert hook["types_or"] == ["python", "jupyter"]
     assert hook["require_serial"] is True
@@ -170,3 +172,17 @@ def test_hook_from_a_config_passes_clean_files_and_skips_non_python(hook_repo, u
     staged = _pre_commit(user_repo, home, "run", "devlint", "--color=never")
     assert staged.returncode == 1, staged.stdout + staged.stderr
     assert "buggy.py:8:5 DEV107 [error]" in staged.stdout
+
+
+def test_documented_install_lines_name_no_missing_tag() -> None:
+    """The README's and docs/ci.md's `rev:` and `git+...@ref` must name something that exists:
+    `rev: v0.1.0` named a tag this repository does not have, so the snippet failed."""
+    import re
+
+    proc = subprocess.run(["git", "-C", str(ROOT), "tag"], capture_output=True, text=True)
+    tags = set(proc.stdout.split()) if proc.returncode == 0 else set()
+    for name in ("README.md", "docs/ci.md"):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        refs = re.findall(r"rev:\s*(\S+)", text) + re.findall(r"git\+[^\s\"@]+@([^\s\"]+)", text)
+        for ref in refs:
+            assert not re.fullmatch(r"v?\d+(\.\d+)+", ref) or ref in tags, f"{name}: {ref} is not a tag here"

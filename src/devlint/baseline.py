@@ -26,7 +26,7 @@ import os
 import tokenize
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 from devlint.atomic import write_atomically
 from devlint.findings import Finding
@@ -165,10 +165,17 @@ def _root_of(file: str) -> str:
     return os.path.dirname(os.path.abspath(file))
 
 
-def write_baseline(file: str, result: "RunResult") -> int:
-    """Record every finding of `result` in `file`; the number recorded."""
+def write_baseline(file: str, result: "RunResult", checked: Iterable[str] | None = None) -> tuple[int, int]:
+    """Record every finding of `result` in `file`: (the number recorded, the number kept).
+
+    With `checked` (the files this run checked), an existing baseline keeps its entries for
+    files that were not checked and still exist: `--write-baseline FILE some.py` updates the
+    entries of some.py and leaves every other file's as they were."""
     root = _root_of(file)
     counts = Counter(key for key, _ in _keys(result, root))
+    kept = _kept_entries(file, root, checked) if checked is not None else Counter()
+    recorded = sum(counts.values())
+    counts.update(kept)
     entries = [
         {"path": path, "code": code, "context": context, "statement": statement, "count": count}
         for (path, code, context, statement), count in sorted(counts.items())
@@ -180,7 +187,17 @@ def write_baseline(file: str, result: "RunResult") -> int:
         write_atomically(file, text.encode("utf-8"))
     except OSError as exc:
         raise BaselineError(f"cannot write baseline {file}: {exc.strerror or exc}") from None
-    return sum(counts.values())
+    return recorded, sum(kept.values())
+
+
+def _kept_entries(file: str, root: str, checked: Iterable[str]) -> Counter:
+    """The entries of the baseline already in `file` for files not in `checked` that exist."""
+    if not os.path.exists(file):
+        return Counter()
+    previous = load_baseline(file)
+    done = {_relative(path, root) for path in checked}
+    return Counter({key: count for key, count in previous.counts.items()
+                    if key[0] not in done and os.path.exists(os.path.join(root, key[0]))})
 
 
 def load_baseline(file: str) -> Baseline:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import replace
 import sys
 from typing import Any, Sequence
 
@@ -34,8 +33,7 @@ RUN_HELP = "Run a script as if a GPU were present, to hit its device crashes (ne
 _state: dict[str, bool] = {"verbose": False}
 
 
-class UsageProblem(Exception):
-    """A usage or configuration error found by devlint itself (exit 2)."""
+from devlint.errors import UsageProblem  # noqa: E402 - re-exported: callers catch devlint.cli.UsageProblem
 
 
 class DevlintGroup(click.Group):
@@ -180,14 +178,17 @@ def cli(ctx: click.Context) -> int:
 @cli.command("check")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @click.option(
+    "--output-format",
     "--format",
     "format_name",
     type=click.Choice(FORMAT_CHOICES),
     default="text",
     show_default=True,
     help="text: ranked report with source excerpts; concise: one line per finding; json: machine-readable; "
-    "sarif: SARIF 2.1.0 for code scanning; github: GitHub Actions annotations.",
+    "sarif: SARIF 2.1.0 for code scanning; github: GitHub Actions annotations. `--format` is an alias.",
 )
+@click.option("-o", "--output-file", metavar="FILE", type=click.Path(dir_okay=False, path_type=str),
+              help="Write the report to FILE instead of standard output.")
 @click.option("--select", multiple=True, metavar="CODES", help="Run only these codes or prefixes (DEV1, DEV101, ALL).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Do not run these codes or prefixes.")
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Run these codes in addition to the selection.")
@@ -202,12 +203,25 @@ def cli(ctx: click.Context) -> int:
     "--config",
     "config_file",
     type=click.Path(exists=True, dir_okay=False, path_type=str),
-    help="Read settings from this file instead of the nearest pyproject.toml / devlint.toml.",
+    help="Read settings from this file for every checked file, instead of each file's nearest "
+    "pyproject.toml / devlint.toml.",
 )
 @click.option("--fix", is_flag=True, help="Apply the safe automatic fixes in place.")
+@click.option("--fix-only", is_flag=True, help="Apply the fixes and report nothing else (implies --fix).")
 @click.option("--diff", is_flag=True, help="Print the automatic fixes as a unified diff and change nothing.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply (or show) fixes that change what the program does.")
+@click.option("--show-fixes", is_flag=True, help="List the fixes applied (with --fix) or available (without).")
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a fix was applied, even if nothing is left.")
+@click.option("--statistics", is_flag=True, help="Count the findings per code instead of listing them.")
 @click.option("--stdin-filename", metavar="NAME", help="Read the source from standard input and report it as NAME.")
+@click.option("--exclude", multiple=True, metavar="PATTERNS",
+              help="Exclude these gitignore-style patterns (comma-separated), replacing the `exclude` setting.")
+@click.option("--extend-exclude", multiple=True, metavar="PATTERNS",
+              help="Exclude these patterns in addition to the `exclude` setting.")
+@click.option("--force-exclude", is_flag=True,
+              help="Apply the exclusions to paths named on the command line too (pre-commit names every file).")
+@click.option("--color", type=click.Choice(("auto", "always", "never")), default="auto", show_default=True,
+              help="Colour the text report: on a terminal only (auto), always, or never.")
 @click.option(
     "-j",
     "--jobs",
@@ -232,185 +246,23 @@ def cli(ctx: click.Context) -> int:
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary line.")
 @click.option("-v", "--verbose", is_flag=True, help="Print each checked file to stderr; tracebacks on internal errors.")
-def check_command(
-    paths: tuple[str, ...],
-    format_name: str,
-    select: tuple[str, ...],
-    ignore: tuple[str, ...],
-    extend_select: tuple[str, ...],
-    fail_on: str | None,
-    exit_zero: bool,
-    config_file: str | None,
-    fix: bool,
-    diff: bool,
-    unsafe_fixes: bool,
-    stdin_filename: str | None,
-    jobs: int | None,
-    no_cache: bool,
-    quiet: bool,
-    verbose: bool,
-    baseline_file: str | None = None,
-    write_baseline_file: str | None = None,
-) -> int:
+def check_command(paths: tuple[str, ...], exclude: tuple[str, ...], **flags: Any) -> int:
     """Check files, folders and notebooks for device bugs.
 
-    PATHS default to the current folder. Folders are searched for *.py and *.ipynb files,
-    honouring .gitignore and the `exclude` setting.
+    PATHS default to the current folder; `-` reads standard input. Folders are searched for
+    *.py and *.ipynb files, honouring .gitignore and the `exclude` setting. Each file takes the
+    settings of the nearest pyproject.toml / devlint.toml above it.
     """
-    from devlint.config import ConfigError, load_config
-    from devlint.discover import PathNotFoundError, discover
-    from devlint.report import render, summary_line
-    from devlint.runner import CheckSettings, check_source, run_check
-    from devlint.selection import Layer, SelectionError, parse_codes, resolve
-    from devlint.source import NOTEBOOK_SUFFIX, decode_notebook, decode_source
+    from devlint.check_command import CheckOptions, run_check_command
 
-    _state["verbose"] = verbose
-    if quiet and verbose:
-        raise click.UsageError("-q and -v cannot be used together")
-    if stdin_filename is not None and paths:
-        raise click.UsageError("--stdin-filename reads standard input; do not also give PATHS")
-    targets = list(paths) or ["."]
-
-    start = os.path.dirname(os.path.abspath(stdin_filename)) if stdin_filename else targets[0]
-    try:
-        config = load_config(config_file, start=start)
-        cli_layer = Layer(
-            select=parse_codes(select) if select else None,
-            extend_select=parse_codes(extend_select),
-            ignore=parse_codes(ignore),
-            origin="--{key}",
-        )
-        enabled = resolve([config.layer(), cli_layer])
-    except (ConfigError, SelectionError) as exc:
-        raise UsageProblem(str(exc)) from None
-    threshold = (fail_on or config.fail_on or "warning").lower()
-    settings = CheckSettings(enabled=enabled, config=config)
-    baseline = _read_baseline(baseline_file, write_baseline_file)
-
+    _state["verbose"] = bool(flags.get("verbose"))
     _tolerate_unencodable_output()
-    if stdin_filename is not None:
-        stdin = sys.stdin
-        data = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode("utf-8")
-        abs_name = os.path.abspath(stdin_filename)
-        if stdin_filename.endswith(NOTEBOOK_SUFFIX):
-            unit = decode_notebook(data, stdin_filename, abs_name)
-        else:
-            unit = decode_source(data, stdin_filename, abs_name)
-        result = check_source(unit, settings)
-        if (fix or diff) and unit.ok and not unit.is_notebook:
-            from devlint.fix.run import fix_unit
-
-            own = [f for f in result.findings if f.path == unit.display]
-            fixed = fix_unit(unit, own, settings, unsafe=unsafe_fixes)
-            if fixed.refused:
-                click.echo(f"{unit.display}: {fixed.refused}", err=True)
-            if diff:
-                from devlint.fix.apply import unified_diff
-
-                sys.stdout.write(unified_diff(fixed))
-                return EXIT_FINDINGS if fixed.changed else EXIT_OK
-            sys.stdout.write(fixed.fixed)  # an editor reads the fixed source back
-            remaining = check_source(replace(unit, text=fixed.fixed), settings)
-            return _exit_code(remaining.findings, threshold, exit_zero)
-    else:
-        try:
-            files = discover(targets, exclude=config.exclude, exclude_root=config.root)
-        except PathNotFoundError as exc:
-            raise UsageProblem(f"path not found: {exc}") from None
-
-        progress = _print_progress if verbose else _TerminalProgress.maybe(quiet)
-        from devlint.cache import default_cache_root
-        from devlint.runner import default_jobs
-
-        run_options: dict[str, Any] = {
-            "jobs": jobs or default_jobs(),
-            "cache_root": None if no_cache else default_cache_root(config, targets),
-        }
-        try:
-            result = run_check(files, settings, progress=progress, **run_options)
-        finally:
-            if isinstance(progress, _TerminalProgress):
-                progress.close()
-        if fix or diff:
-            from devlint.fix.apply import remove_stale_temp_files, unified_diff
-            from devlint.fix.run import fix_files
-
-            if fix and not diff:  # what an earlier, killed `--fix` run left beside the files
-                remove_stale_temp_files(os.path.dirname(os.path.abspath(f.path)) for f in files)
-            fixes = fix_files(result, settings, unsafe=unsafe_fixes, write=fix and not diff)
-            for refused in fixes.refused:
-                click.echo(f"{refused.path}: {refused.refused}", err=True)
-            if diff:
-                for changed in fixes.changed:
-                    sys.stdout.write(unified_diff(changed))
-                if not quiet:
-                    count = sum(len(c.applied) for c in fixes.changed)
-                    click.echo(f"{count} fix{'es' if count != 1 else ''} available in "
-                               f"{len(fixes.changed)} file{'s' if len(fixes.changed) != 1 else ''}.", err=True)
-                return EXIT_FINDINGS if fixes.changed else EXIT_OK
-            if not quiet and fixes.changed:
-                count = sum(len(c.applied) for c in fixes.changed)
-                click.echo(f"Fixed {count} finding{'s' if count != 1 else ''} in "
-                           f"{len(fixes.changed)} file{'s' if len(fixes.changed) != 1 else ''}.", err=True)
-            if fixes.changed:
-                result = run_check(files, settings, **run_options)
-
-    if write_baseline_file is not None:
-        return _write_baseline(write_baseline_file, result, quiet)
-    known = 0
-    if baseline is not None:
-        from devlint.baseline import apply_baseline
-
-        before = len(result.findings)
-        result = apply_baseline(result, baseline)
-        known = before - len(result.findings)
-    render(format_name, result, sys.stdout)
-    sys.stdout.flush()
-    if not quiet:
-        click.echo(summary_line(result), err=True)
-        if known:
-            click.echo(f"{known} finding{'s' if known != 1 else ''} recorded in {baseline_file} not shown.", err=True)
-
-    return _exit_code(result.findings, threshold, exit_zero)
+    options = CheckOptions(paths=paths, exclude=exclude or None, **flags)
+    return run_check_command(options, _progress_for)
 
 
-def _exit_code(findings: list, threshold: str, exit_zero: bool) -> int:
-    if exit_zero or threshold == "never":
-        return EXIT_OK
-    from devlint.findings import Severity
-
-    limit = Severity(threshold)
-    return EXIT_FINDINGS if any(f.severity.at_least(limit) for f in findings) else EXIT_OK
-
-
-def _read_baseline(baseline_file: str | None, write_baseline_file: str | None) -> Any:
-    """The baseline to compare against (None without --baseline); a bad file is a usage error."""
-    if baseline_file is not None and write_baseline_file is not None:
-        raise click.UsageError("--baseline and --write-baseline cannot be used together")
-    if baseline_file is None:
-        return None
-    from devlint.baseline import BaselineError, load_baseline
-
-    try:
-        return load_baseline(baseline_file)
-    except BaselineError as exc:
-        raise UsageProblem(str(exc)) from None
-
-
-def _write_baseline(file: str, result: Any, quiet: bool) -> int:
-    from devlint.baseline import BaselineError, write_baseline
-
-    try:
-        count = write_baseline(file, result)
-    except BaselineError as exc:
-        raise UsageProblem(str(exc)) from None
-    if not quiet:
-        click.echo(
-            f"Recorded {count} finding{'s' if count != 1 else ''} in {file}; "
-            f"`devlint check --baseline {file}` reports only new ones.",
-            err=True,
-        )
-    return EXIT_OK
+def _progress_for(verbose: bool, quiet: bool) -> Any:
+    return _print_progress if verbose else _TerminalProgress.maybe(quiet)
 
 
 class _TerminalProgress:
@@ -476,28 +328,48 @@ def _tolerate_unencodable_output() -> None:
 
 
 @cli.command("rules")
-def rules_command() -> int:
-    """List every rule with its severity and default."""
+@click.option("--output-format", "--format", "format_name", type=click.Choice(("text", "json")), default="text",
+              show_default=True, help="text: a table; json: a list of objects (code, name, severity, default, fix, url).")
+def rules_command(format_name: str) -> int:
+    """List every rule with its severity and default (and its fix, with --format json)."""
+    from devlint.docs import rule_url
     from devlint.rules import all_rules
 
+    if format_name == "json":
+        import json
+
+        click.echo(json.dumps([{"code": r.code, "name": r.name, "severity": r.severity.value,
+                                "default": r.default_enabled, "fix": r.fix.value, "summary": r.summary,
+                                "url": rule_url(r.code)} for r in all_rules()], indent=2))
+        return EXIT_OK
     rows = [("code", "name", "severity", "default")]
     rows += [(r.code, r.name, r.severity.value, "on" if r.default_enabled else "off") for r in all_rules()]
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
     return EXIT_OK
 
 
 @cli.command("explain")
-@click.argument("code")
-def explain_command(code: str) -> int:
-    """Explain a rule: what it does, why it crashes, an example and the fix."""
+@click.argument("code", required=False)
+@click.option("--all", "show_all", is_flag=True, help="Explain every rule, one after another.")
+def explain_command(code: str | None, show_all: bool) -> int:
+    """Explain a rule, by code (DEV107) or name (discarded-to): what it does, why it crashes,
+    an example and the fix."""
     from devlint.docs import rule_text
-    from devlint.rules import rule_by_code
+    from devlint.rules import all_rules
 
-    rule = rule_by_code(code.strip())
+    if show_all:
+        if code:
+            raise click.UsageError("give a rule or --all, not both")
+        click.echo("\n\n".join(rule_text(rule) for rule in all_rules()))
+        return EXIT_OK
+    if not code:
+        raise click.UsageError("name a rule (`devlint explain DEV107`, `devlint explain discarded-to`) or use --all")
+    wanted = code.strip()
+    rule = next((r for r in all_rules() if wanted.upper() == r.code or wanted.lower() == r.name), None)
     if rule is None:
-        raise UsageProblem(f"unknown rule code {code!r} (see `devlint rules` for the list)")
+        raise UsageProblem(f"unknown rule code {code!r} (not a rule code or name; see `devlint rules` for the list)")
     click.echo(rule_text(rule))
     return EXIT_OK
 

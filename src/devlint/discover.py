@@ -3,8 +3,8 @@
 Folders are walked for `*.py` and `*.ipynb`, skipping what is never the user's own code
 (`.git`, virtualenvs, `__pycache__`, build output, `node_modules`), what `.gitignore` files
 ignore (nested ones included, with git's precedence: a deeper file overrides a shallower one),
-and the configuration's `exclude` patterns. A file named on the command line is always checked:
-the user asked for it. Symlinked folders are not followed (as git does not), so a symlink loop
+and the configuration's `exclude` patterns. A file named on the command line is checked even
+when excluded (the user asked for it), except under `--force-exclude`. Symlinked folders are not followed (as git does not), so a symlink loop
 cannot hang the walk. The result is sorted, so two runs on the same tree report the same thing.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from devlint.source import is_source_path
 
@@ -136,21 +136,30 @@ def discover(
     exclude: Sequence[str] = (),
     exclude_root: str | os.PathLike[str] | None = None,
     respect_gitignore: bool = True,
+    is_excluded: Callable[[str, bool], bool] | None = None,
+    force_exclude: Callable[[str], bool] | None = None,
+    unreadable: Callable[[str, str], None] | None = None,
 ) -> list[DiscoveredFile]:
     """Every file to check under `paths`, sorted by display path, each file once.
 
     `exclude` holds gitignore-style patterns relative to `exclude_root` (the folder of the
-    configuration file; the current directory when there is none). Raises PathNotFoundError
-    for a path that does not exist.
+    configuration file; the current directory when there is none); `is_excluded(abs_path,
+    is_dir)`, when given, decides instead (each file's nearest configuration). A path named
+    here is checked even when excluded, unless `force_exclude(abs_path)` says it is excluded
+    (`--force-exclude`, for pre-commit, which names every staged file). A folder that cannot
+    be listed is passed to `unreadable(display, reason)`, so that it is reported rather than
+    silently skipped. Raises PathNotFoundError for a path that does not exist.
     """
     paths = list(paths)
-    missing = [p for p in paths if not os.path.exists(p)]
+    missing = [p for p in paths if not os.path.lexists(p)]
     if missing:
         raise PathNotFoundError(", ".join(missing))
     exclude_base = os.path.abspath(exclude_root if exclude_root is not None else os.getcwd())
     compiled: list[pathspec.GitIgnoreSpec] = []
 
     def excluded(abs_path: str, is_dir: bool) -> bool:
+        if is_excluded is not None:
+            return is_excluded(abs_path, is_dir)
         if not exclude:
             return False
         if not compiled:
@@ -174,16 +183,18 @@ def discover(
 
     for named in paths:
         abs_named = os.path.abspath(named)
+        if force_exclude is not None and force_exclude(abs_named):
+            continue
         if not os.path.isdir(named):
             add(named, abs_named, explicit=True)
             continue
         layers = _ancestor_layers(abs_named) if respect_gitignore else []
-        _walk(named, abs_named, layers, respect_gitignore, excluded, add)
+        _walk(named, abs_named, layers, respect_gitignore, excluded, add, unreadable)
 
     return sorted(found.values())
 
 
-def _walk(display_root, abs_root, base_layers, respect_gitignore, excluded, add) -> None:
+def _walk(display_root, abs_root, base_layers, respect_gitignore, excluded, add, unreadable=None) -> None:
     # an explicit stack instead of recursion: deep trees cannot overflow the interpreter stack
     stack: list[tuple[str, str, list[_IgnoreLayer]]] = [(display_root, abs_root, base_layers)]
     while stack:
@@ -195,8 +206,10 @@ def _walk(display_root, abs_root, base_layers, respect_gitignore, excluded, add)
         try:
             with os.scandir(abs_dir) as entries:
                 listing = sorted(entries, key=lambda e: e.name)
-        except OSError:
-            continue  # unreadable folder: nothing in it can be listed
+        except OSError as exc:  # nothing in it can be listed: say so, a silent pass would lie
+            if unreadable is not None:
+                unreadable(display_dir, (exc.strerror or str(exc)).lower())
+            continue
         subdirs = []
         for entry in listing:
             abs_path = os.path.join(abs_dir, entry.name)

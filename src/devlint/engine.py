@@ -30,11 +30,18 @@ def parse_error(path: str, message: str, line: int = 1, column: int = 1) -> Find
     return parse_error_finding(path, message, line, column)
 
 
+def _nesting_error(text: str, path: str) -> Finding | None:
+    nested = nesting_problem(text)  # libcst's native parser would crash or take minutes
+    if nested is None:
+        return None
+    return parse_error(path, f"cannot parse this file: {nested[0]} (nothing in it was checked)", nested[1])
+
+
 def parse(text: str, path: str) -> cst.Module | Finding:
     """The libcst module, or a DEV000 finding that says why it could not be parsed."""
-    nested = nesting_problem(text)  # libcst's native parser would crash or take minutes
+    nested = _nesting_error(text, path)
     if nested is not None:
-        return parse_error(path, f"cannot parse this file: {nested[0]} (nothing in it was checked)", nested[1])
+        return nested
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
@@ -126,6 +133,13 @@ def check_text(
     if too_large is not None:  # parsing it would take minutes and gigabytes
         return [parse_error(path, f"cannot check this file: {too_large}; nothing in it was checked")] \
             if enabled is None or "DEV000" in enabled else []
+    # devlint's own nesting limits first, before the prefilter asks CPython: whether CPython
+    # compiles a deep expression depends on its version (3.10 takes 20,000 chained attributes,
+    # 3.13 5,000 subscripts), and a DEV000 must not
+    if enabled is None or "DEV000" in enabled:
+        nested = _nesting_error(text, path)
+        if nested is not None:
+            return [nested]
     if not needs_analysis(text, move_helpers | device_helpers) \
             and (enabled is not None and "DEV000" not in enabled or compiles(text, path)):
         # no device signal: nothing can be reported (devlint.prefilter says why), and CPython
@@ -166,11 +180,11 @@ def _run_rules(rules: list, program: Program) -> list[Finding]:
     """The enabled rules' findings, one per (code, file, line); positions (deeply recursive
     in libcst for deeply nested code) are resolved here, only for files with a report."""
     findings: list[Finding] = []
-    seen: set[tuple[str, str, int]] = set()
+    seen: set[tuple[str, str, int, int]] = set()
     for rule in rules:
         for report in rule.run(program):
             finding = finding_of(program, rule, report)
-            key = (rule.code, finding.path, finding.line)
+            key = (rule.code, finding.path, finding.line, 0 if rule.one_per_line else finding.column)
             if key in seen:
                 continue
             seen.add(key)

@@ -22,6 +22,8 @@ from devlint.discover import DiscoveredFile
 from devlint.findings import Evidence, Finding, Phase
 from devlint.rank import rank_findings
 from devlint.selection import PARSE_ERROR_CODE
+
+UNUSED_SUPPRESSION_CODE = "DEV001"  # devlint.rules.unused_suppression, produced here
 from devlint.source import SourceUnit, read_source, read_source_bytes
 from devlint.suppress import apply_suppressions
 
@@ -123,13 +125,24 @@ def check_unit(unit: SourceUnit, settings: CheckSettings, *, depends: set[str] |
     ignored = settings.config.ignored_for(unit.path)
     own = [f for f in findings if f.path == unit.display]
     own = [f for f in own if f.code in settings.enabled and f.code not in ignored]
-    own = apply_suppressions(own, unit.text)
+    stale = _unused_suppressions(unit, own, settings.enabled - ignored)
+    own = apply_suppressions(own, unit.text) + stale
     if unit.is_notebook:
         own = [_to_cells(unit, finding) for finding in own]
     others = [f for f in findings if f.path != unit.display]
     if depends is not None:
         depends.update(os.path.realpath(f.path) for f in others)
     return own + _other_files(unit, others, settings)
+
+
+def _unused_suppressions(unit: SourceUnit, own: list[Finding], enabled: frozenset[str]) -> list[Finding]:
+    """DEV001 for each suppression comment that silences none of the file's findings."""
+    if UNUSED_SUPPRESSION_CODE not in enabled or not unit.text:
+        return []
+    from devlint.rules.unused_suppression import finding
+    from devlint.suppress import unused_suppressions
+
+    return [finding(unit.display, u.line, u.column, u.codes) for u in unused_suppressions(own, unit.text, enabled)]
 
 
 def _other_files(unit: SourceUnit, findings: list[Finding], settings: CheckSettings) -> list[Finding]:

@@ -1,11 +1,15 @@
-"""Inline suppression comments: `# noqa`, `# noqa: DEV101`, `# devlint: ignore[DEV101]`.
+"""Suppression comments: `# noqa`, `# noqa: DEV101`, `# devlint: ignore[DEV101]` on a line, and
+`# devlint: noqa` / `# devlint: noqa: DEV101, DEV107` on a line of its own for the whole file
+(as Ruff's `# ruff: noqa`).
 
 Comments are found with `tokenize`, so `"# noqa"` inside a string literal suppresses nothing.
 A comment silences a finding on its reported line or, for a finding whose statement spans
 several lines, on any line of that statement (a long call formatted over many lines can carry
 the comment on its closing line). `# noqa: E501` names no devlint code and so silences nothing
 here, as flake8 does for other plugins' codes; a bare `# noqa` (or `# devlint: ignore`)
-silences every code on its line.
+silences every code on its line. `unused_suppressions` finds the comments that name devlint
+codes and silence nothing (DEV001, off by default): a stale `# noqa: DEV107` would hide the next
+real bug on that line.
 """
 
 from __future__ import annotations
@@ -13,18 +17,23 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable
 
 from devlint.findings import Finding
 
-__all__ = ["Suppressions", "parse_suppressions", "apply_suppressions"]
+__all__ = ["Suppressions", "parse_suppressions", "apply_suppressions", "unused_suppressions", "Unused"]
 
 _NOQA = re.compile(
     r"#\s*noqa\b(?:\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?",
     re.IGNORECASE,
 )
 _DEVLINT = re.compile(r"#\s*devlint\s*:\s*ignore\b(?:\s*\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
+_FILE = re.compile(
+    r"^#\s*devlint\s*:\s*noqa\b(?:\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?",
+    re.IGNORECASE,
+)
+_OWN_CODE = re.compile(r"^DEV[0-9]{3}$")
 
 
 @dataclass(frozen=True)
@@ -32,8 +41,17 @@ class Suppressions:
     """Per line (1-based): the codes silenced there, or None for all of them."""
 
     by_line: dict[int, frozenset[str] | None]
+    # `# devlint: noqa` on a line of its own: None silences the whole file, a set those codes
+    whole_file: frozenset[str] | None = frozenset()
+    columns: dict[int, int] = field(default_factory=dict)  # where each line's comment starts
 
     def silences(self, finding: Finding) -> bool:
+        if self.whole_file is None or finding.code.upper() in self.whole_file:
+            return True
+        return self.silencing_line(finding) is not None
+
+    def silencing_line(self, finding: Finding) -> int | None:
+        """The line whose comment silences `finding` (None: no line comment does)."""
         lines = {finding.line}
         if finding.statement_lines is not None:
             first, last = finding.statement_lines
@@ -44,8 +62,8 @@ class Suppressions:
                 continue
             codes = self.by_line[line]
             if codes is None or code in codes:
-                return True
-        return False
+                return line
+        return None
 
 
 def _codes_in(comment: str) -> frozenset[str] | None | bool:
@@ -71,13 +89,15 @@ def _codes_in(comment: str) -> frozenset[str] | None | bool:
     return None if bare else frozenset(result)
 
 
-def _comments(text: str) -> Iterable[tuple[int, str]]:
-    """(line, comment text) of every real comment; stops quietly where tokenizing fails."""
+def _comments(text: str) -> Iterable[tuple[int, int, str, bool]]:
+    """(line, column, comment text, alone on its line) of every real comment; stops quietly
+    where tokenizing fails."""
     readline = io.StringIO(text).readline
     try:
         for token in tokenize.generate_tokens(readline):
             if token.type == tokenize.COMMENT:
-                yield token.start[0], token.string
+                alone = not token.line[: token.start[1]].strip()
+                yield token.start[0], token.start[1] + 1, token.string, alone
     except (tokenize.TokenError, SyntaxError, ValueError, UnicodeError):
         # an unterminated string or bracket, a bad dedent: keep the comments seen so far
         return
@@ -86,8 +106,19 @@ def _comments(text: str) -> Iterable[tuple[int, str]]:
 def parse_suppressions(text: str) -> Suppressions:
     """Find every suppression comment in `text` (which may be any text, even invalid Python)."""
     by_line: dict[int, frozenset[str] | None] = {}
-    for line, comment in _comments(text):
+    columns: dict[int, int] = {}
+    whole_file: frozenset[str] | None = frozenset()
+    for line, column, comment, alone in _comments(text):
+        whole = _FILE.match(comment) if alone else None
+        if whole is not None:
+            named = whole.group("codes")
+            if named is None or whole_file is None:
+                whole_file = None
+            else:
+                whole_file = whole_file | {code.upper() for code in re.split(r"[\s,]+", named) if code}
+            continue
         codes = _codes_in(comment)
+        columns[line] = column
         if codes is False:
             continue
         previous = by_line.get(line, frozenset())
@@ -95,7 +126,7 @@ def parse_suppressions(text: str) -> Suppressions:
             by_line[line] = None
         else:
             by_line[line] = previous | codes
-    return Suppressions(by_line)
+    return Suppressions(by_line, whole_file, columns)
 
 
 def apply_suppressions(findings: Iterable[Finding], text: str | None) -> list[Finding]:
@@ -104,6 +135,52 @@ def apply_suppressions(findings: Iterable[Finding], text: str | None) -> list[Fi
     if not findings or not text:
         return findings
     table = parse_suppressions(text)
-    if not table.by_line:
+    if not table.by_line and table.whole_file == frozenset():
         return findings
     return [finding for finding in findings if not table.silences(finding)]
+
+
+@dataclass(frozen=True)
+class Unused:
+    """A suppression comment that silenced nothing: where it is, and the codes it names."""
+
+    line: int
+    column: int
+    codes: tuple[str, ...]  # empty for a bare `# devlint: ignore`
+
+
+def unused_suppressions(findings: Iterable[Finding], text: str | None, enabled: frozenset[str]) -> list[Unused]:
+    """Comments naming devlint codes (or a bare `# devlint: ignore`) that silence none of
+    `findings` (all of the file's findings, before suppression). Codes of rules that did not
+    run are not judged, and a bare `# noqa` may be meant for another tool: neither is reported."""
+    if not text:
+        return []
+    table = parse_suppressions(text)
+    if not table.by_line:
+        return []
+    used: dict[int, set[str]] = {}
+    for finding in findings:
+        line = table.silencing_line(finding)
+        if line is not None:
+            used.setdefault(line, set()).add(finding.code.upper())
+    if table.whole_file is None or "DEV001" in table.whole_file:
+        return []  # `# devlint: noqa` (or `: DEV001`) for the file
+    out = []
+    for line, codes in sorted(table.by_line.items()):
+        if codes is not None and "DEV001" in codes:
+            continue  # the comment itself says it may stand unused
+        if codes is None:
+            if line not in used and _bare_devlint_comment(text, line):
+                out.append(Unused(line, table.columns.get(line, 1), ()))
+            continue
+        stale = tuple(sorted(code for code in codes if _OWN_CODE.match(code) and code in enabled
+                             and code not in used.get(line, set())))
+        if stale:
+            out.append(Unused(line, table.columns.get(line, 1), stale))
+    return out
+
+
+def _bare_devlint_comment(text: str, line: int) -> bool:
+    lines = text.splitlines()
+    return 0 < line <= len(lines) and bool(re.search(r"#\s*devlint\s*:\s*ignore\b(?!\s*\[)", lines[line - 1],
+                                                      re.IGNORECASE))

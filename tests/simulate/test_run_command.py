@@ -229,6 +229,18 @@ def test_other_failure_exits_4_and_is_not_a_device_error(workdir):
     assert text.exit_code == 4 and "for a reason other than device placement" in text.output
 
 
+def test_a_script_that_cannot_be_compiled_exits_4_not_3(workdir):
+    write(workdir, "typo.py", "import torch\nx = (\n")
+    write(workdir, "imports_typo.py", "import torch\nimport typo\n")
+    for script in ("typo.py", "imports_typo.py"):
+        result = invoke("--format", "json", script)
+        assert result.exit_code == 4, result.output
+        run = json.loads(result.stdout)["run"]
+        assert run["status"] == "script-error" and run["exception"] == "SyntaxError"
+    text = invoke("typo.py")
+    assert "for a reason other than device placement" in text.output and "bug in devlint" not in text.output
+
+
 def test_sys_exit_codes(workdir):
     write(workdir, "ok.py", "import sys\nsys.exit(0)\n")
     write(workdir, "fail.py", "import sys\nsys.exit(3)\n")

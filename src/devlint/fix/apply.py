@@ -83,7 +83,11 @@ def apply_edits(text: str, edits: Iterable[tuple[int, int, int, int, str]]) -> s
 
 
 def fix_source(path: str, text: str, findings: list[Finding], recheck: Recheck, *, unsafe: bool) -> FixResult:
-    """Apply the wanted fixes of `findings` to `text`, re-checking after each round."""
+    """Apply the wanted fixes of `findings` to `text`, re-checking after each round.
+
+    `findings` must be all of the file's findings, not only the fixable ones: a fix is refused
+    when the fixed file has more findings of a code than the file had before, and a finding
+    that no fix touches is still there afterwards."""
     result = FixResult(path, text, text)
     current, current_findings = text, findings
     before = Counter(f.code for f in findings)

@@ -193,8 +193,10 @@ def to_host(program: "Program", node: cst.CSTNode, value: Value) -> Fix | None:
     if isinstance(node.func, cst.Attribute) and node.func.attr.value == "numpy" and not node.args:
         receiver = node.func.value
         line, col, end_line, end_col = program.position(receiver)
-        return Fix("copy it to the host first: `.detach().cpu()`", False,
-                   ((end_line, end_col, end_line, end_col, ".detach().cpu()"),))
+        # `out.detach().numpy()` already detaches: add the copy only, not a second `.detach()`
+        move = ".cpu()" if _detached(receiver) else ".detach().cpu()"
+        return Fix(f"copy it to the host first: `{move}`", False,
+                   ((end_line, end_col, end_line, end_col, move),))
     label = value.label
     for arg in node.args:
         if label and _name_of(arg.value) == label:
@@ -202,6 +204,14 @@ def to_host(program: "Program", node: cst.CSTNode, value: Value) -> Fix | None:
             return Fix(f"copy `{label}` to the host first: `{label}.detach().cpu()`", False,
                        ((end_line, end_col, end_line, end_col, ".detach().cpu()"),))
     return None
+
+
+def _detached(node: cst.CSTNode) -> bool:
+    """`t.detach()` (or `t.data`): already cut from the graph."""
+    if isinstance(node, cst.Attribute):
+        return node.attr.value == "data"
+    return (isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "detach")
 
 
 def drop_move(program: "Program", move) -> Fix | None:

@@ -27,9 +27,10 @@ def fix_files(result: RunResult, settings: CheckSettings, *, unsafe: bool, write
     run = FixRun()
     by_path: dict[str, list] = {}
     for finding in result.findings:
-        if wanted(finding, unsafe):
-            by_path.setdefault(finding.path, []).append(finding)
+        by_path.setdefault(finding.path, []).append(finding)
     for path, findings in sorted(by_path.items()):
+        if not any(wanted(f, unsafe) for f in findings):
+            continue
         unit = result.sources.get(path) or read_source(path)
         if not unit.ok or unit.text is None:
             continue

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import importlib
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, TextIO
 
 if TYPE_CHECKING:  # pragma: no cover
     from devlint.findings import Evidence, Finding
     from devlint.runner import RunResult
 
-__all__ = ["FORMATS", "render", "summary_line", "location", "step_where"]
+__all__ = ["FORMATS", "ReportOptions", "render", "render_statistics", "summary_line", "location", "step_where",
+           "fixable_marker"]
 
 # format name -> module under devlint.report
 FORMATS: dict[str, str] = {
@@ -28,10 +30,62 @@ FORMATS: dict[str, str] = {
 Renderer = Callable[["RunResult", TextIO], None]
 
 
-def render(format_name: str, result: "RunResult", stream: TextIO) -> None:
+@dataclass(frozen=True)
+class ReportOptions:
+    """How a report is shown: `color` auto|always|never (auto: a terminal without NO_COLOR),
+    and whether unsafe fixes count as applicable (`--unsafe-fixes`, for the `[*]` marker)."""
+
+    color: str = "auto"
+    unsafe_fixes: bool = False
+    to_terminal: bool = True
+    quiet: bool = False  # -q: the findings only (the text report drops its header line)
+
+
+def render(format_name: str, result: "RunResult", stream: TextIO, options: ReportOptions | None = None) -> None:
     """Write `result` to `stream` in `format_name` (one of FORMATS)."""
     module = importlib.import_module(f"devlint.report.{FORMATS[format_name]}")
-    module.render(result, stream)
+    if options is not None and format_name in ("text", "concise"):
+        module.render(result, stream, options)
+    else:
+        module.render(result, stream)
+
+
+def applicable(finding: "Finding", unsafe_fixes: bool) -> bool:
+    """Would `--fix` (with `--unsafe-fixes` when given) apply this finding's fix?"""
+    fix = finding.fix
+    return fix is not None and bool(fix.edits) and (fix.safe or unsafe_fixes)
+
+
+def fixable_marker(finding: "Finding", options: ReportOptions | None) -> str:
+    """`[*] ` before the message of a finding `--fix` repairs, as Ruff marks them."""
+    return "[*] " if applicable(finding, options.unsafe_fixes if options else False) else ""
+
+
+def statistics(result: "RunResult", unsafe_fixes: bool = False) -> list[dict]:
+    """Count per code, most frequent first: code, name, count, fixable (with --fix)."""
+    rows: dict[str, dict] = {}
+    for finding in result.findings:
+        row = rows.setdefault(finding.code, {"code": finding.code, "name": finding.name, "count": 0, "fixable": 0})
+        row["count"] += 1
+        row["fixable"] += applicable(finding, unsafe_fixes)
+    return sorted(rows.values(), key=lambda r: (-r["count"], r["code"]))
+
+
+def render_statistics(format_name: str, result: "RunResult", stream: TextIO,
+                      options: ReportOptions | None = None) -> None:
+    """`--statistics`: one line per code (`count  CODE  [*] name`), or a JSON list with --format json."""
+    rows = statistics(result, options.unsafe_fixes if options else False)
+    if format_name == "json":
+        import json
+
+        json.dump([{**row, "fixable": row["fixable"] > 0, "fixable_count": row["fixable"]} for row in rows],
+                  stream, indent=2)
+        stream.write("\n")
+        return
+    width = max((len(str(row["count"])) for row in rows), default=1)
+    for row in rows:
+        marker = "[*]" if row["fixable"] else "   "
+        stream.write(f"{row['count']:>{width}}\t{row['code']}\t{marker} {row['name']}\n")
 
 
 def location(path: str, line: int, column: int, cell: int | None) -> str:
@@ -66,10 +120,19 @@ def severity_counts(result: "RunResult") -> list[str]:
     return [_plural(n, name) for name, n in counts.items() if n]
 
 
-def summary_line(result: "RunResult") -> str:
-    """The one line on stderr after a run."""
+def summary_line(result: "RunResult", unsafe_fixes: bool = False) -> str:
+    """The line on stderr after a run; then how many findings `--fix` repairs, and how many
+    more `--unsafe-fixes` would."""
     if not result.findings:
         if result.files_checked == 0:
             return "No Python files or notebooks found to check."
         return f"All checks passed ({_plural(result.files_checked, 'file')})."
-    return f"Found {', '.join(severity_counts(result))} in {_plural(result.files_with_findings, 'file')}."
+    line = f"Found {', '.join(severity_counts(result))} in {_plural(result.files_with_findings, 'file')}."
+    fixable = sum(applicable(f, unsafe_fixes) for f in result.findings)
+    more = 0 if unsafe_fixes else sum(applicable(f, True) for f in result.findings) - fixable
+    if fixable:
+        line += f"\n[*] {fixable} fixable with `--fix`."
+    if more:
+        line += f"\n{more} more fixable with `--fix --unsafe-fixes`." if fixable else \
+            f"\n{more} fixable with `--fix --unsafe-fixes`."
+    return line

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
-from devlint.report import location
+from devlint.report import fixable_marker, location
 
 if TYPE_CHECKING:  # pragma: no cover
+    from devlint.report import ReportOptions
     from devlint.runner import RunResult
 
 
-def render(result: "RunResult", stream: TextIO) -> None:
+def render(result: "RunResult", stream: TextIO, options: "ReportOptions | None" = None) -> None:
+    """`[*]` marks a finding `--fix` repairs (with the flags given), as in Ruff's output."""
     for finding in result.findings:
         message = " ".join(finding.message.split())
         where = location(finding.path, finding.line, finding.column, finding.cell)
-        stream.write(f"{where}: {finding.code} {message}\n")
+        stream.write(f"{where}: {finding.code} {fixable_marker(finding, options)}{message}\n")

@@ -60,6 +60,13 @@ def annotation(finding: Finding) -> str:
             ("endColumn", str(finding.end_column)),
         ]
     else:
+        # GitHub shows the .ipynb file as it is on disk: point at the JSON line holding the
+        # cell's source line, and say the cell and line people see in the notebook
+        from devlint.notebook_lines import raw_position
+
+        where = raw_position(finding.path, finding.cell, finding.line, finding.column)
+        if where is not None:
+            properties += [("line", str(where[0])), ("col", str(where[1]))]
         message = f"cell {finding.cell}, line {finding.line}: {message}"
     message += _evidence_lines(finding)
     properties.append(("title", finding.code))

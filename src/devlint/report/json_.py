@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any, TextIO
 
 from devlint import __version__
+from devlint.docs import rule_url
 from devlint.findings import Evidence, Finding
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,8 +34,24 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         confidence=finding.confidence.value,
         phase=finding.phase.value,
         evidence=[_step(step) for step in finding.evidence],
+        fix=_fix(finding),
+        url=rule_url(finding.code),
     )
     return data
+
+
+def _fix(finding: Finding) -> dict[str, Any] | None:
+    """Ruff's shape: `applicability` safe (applied by --fix) or unsafe (needs --unsafe-fixes),
+    the message, and the edits as 1-based (line, column) ranges."""
+    fix = finding.fix
+    if fix is None or not fix.edits:
+        return None
+    return {
+        "applicability": "safe" if fix.safe else "unsafe",
+        "message": fix.description,
+        "edits": [{"location": {"line": line, "column": col}, "end_location": {"line": end_line, "column": end_col},
+                   "content": content} for line, col, end_line, end_col, content in fix.edits],
+    }
 
 
 def _step(step: Evidence) -> dict[str, Any]:

@@ -99,7 +99,23 @@ def _fixes(finding: Finding, artifact: dict[str, str]) -> list[dict[str, Any]]:
     ]
 
 
+def _in_file(path: str, cell: int | None, line: int, column: int, end_line: int, end_column: int
+             ) -> tuple[int, int, int, int]:
+    """A notebook position (inside a code cell) as a position in the .ipynb file on disk, which
+    is what code scanning shows; other positions as they are."""
+    if cell is None:
+        return line, column, end_line, end_column
+    from devlint.notebook_lines import raw_position
+
+    start = raw_position(path, cell, line, column)
+    if start is None:
+        return line, column, end_line, end_column
+    end = raw_position(path, cell, end_line, end_column) or start
+    return (*start, *end) if end >= start else (*start, *start)
+
+
 def _step_location(path: str, line: int, column: int, message: str, cell: int | None) -> dict[str, Any]:
+    line, column, _, _ = _in_file(path, cell, line, column, line, column)
     location: dict[str, Any] = {
         "physicalLocation": {
             "artifactLocation": _artifact(path),
@@ -107,7 +123,7 @@ def _step_location(path: str, line: int, column: int, message: str, cell: int | 
         },
         "message": {"text": message},
     }
-    if cell is not None:  # lines of a notebook step count inside its code cell, as for results
+    if cell is not None:  # the region is in the .ipynb file; the cell is said too, as for results
         location["properties"] = {"cell": cell}
     return location
 
@@ -181,7 +197,8 @@ def to_document(result: "RunResult") -> dict[str, Any]:
                 {
                     "physicalLocation": {
                         "artifactLocation": artifact,
-                        "region": _region(finding.line, finding.column, finding.end_line, finding.end_column),
+                        "region": _region(*_in_file(finding.path, finding.cell, finding.line, finding.column,
+                                                    finding.end_line, finding.end_column)),
                     }
                 }
             ],

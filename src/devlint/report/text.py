@@ -19,9 +19,10 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Iterable, TextIO
 
 from devlint.findings import Confidence, Finding, Phase, Severity
-from devlint.report import location, severity_counts, step_where
+from devlint.report import fixable_marker, location, severity_counts, step_where
 
 if TYPE_CHECKING:  # pragma: no cover
+    from devlint.report import ReportOptions
     from devlint.runner import RunResult
     from devlint.source import SourceUnit
 
@@ -42,27 +43,33 @@ _WHEN = {
 _NUMBER_WORDS = {1: "one"}
 
 
-def render(result: "RunResult", stream: TextIO) -> None:
+def render(result: "RunResult", stream: TextIO, options: "ReportOptions | None" = None) -> None:
     if not result.findings:
         return  # the summary on stderr says so; nothing to show
     from rich.console import Console
     from rich.text import Text
 
+    color = options.color if options is not None else "auto"
     console = Console(
         file=stream,
-        # NO_COLOR: no escape sequences at all (rich alone would still emit bold and dim)
-        color_system=None if os.environ.get("NO_COLOR") else "auto",
+        # NO_COLOR or --color never: no escape sequences at all (rich alone would still emit
+        # bold and dim); --color always: colour even into a pipe or a file
+        color_system=None if color == "never" or (color == "auto" and os.environ.get("NO_COLOR"))
+        else ("standard" if color == "always" else "auto"),
+        force_terminal=True if color == "always" else None,
         highlight=False,
         markup=False,
         emoji=False,
         soft_wrap=True,
     )
-    for number, line in enumerate(header_lines(result)):
+    for number, line in enumerate(header_lines(result) if options is None or not options.quiet else []):
         console.print(Text(line, style="bold" if number == 0 else ""))
-    for finding in result.findings:
-        console.print()
+    quiet = options is not None and options.quiet
+    for index, finding in enumerate(result.findings):
+        if index or not quiet:
+            console.print()
         clauses = message_clauses(finding)
-        console.print(_headline(finding, clauses[0] if clauses else "", Text))
+        console.print(_headline(finding, fixable_marker(finding, options) + (clauses[0] if clauses else ""), Text))
         for clause in clauses[1:]:
             console.print(Text(f"    {clause}"))
         unit = result.sources.get(finding.path)

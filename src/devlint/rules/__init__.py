@@ -9,6 +9,7 @@ from devlint.rules.base import Rule
 
 _RULE_MODULES = (
     "parse_error",
+    "unused_suppression",
     "unmoved_input",
     "unmoved_module",
     "discarded_to",

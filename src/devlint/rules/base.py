@@ -50,6 +50,9 @@ class Rule:
     fix: FixSafety = FixSafety.NONE
     default_enabled: bool = True
     limits: str = ""
+    # one finding per line, however often the analysis meets it (loops, several operands);
+    # False where each report is a statement of its own (`x.to(d); y.to(d)` is two bugs)
+    one_per_line: bool = True
     checks: list[CheckFn] = field(default_factory=list)
 
     def __post_init__(self) -> None:

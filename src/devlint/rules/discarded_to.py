@@ -30,14 +30,37 @@ rule = Rule(
             out = model(x)
     """,
     fix=FixSafety.SAFE,
+    one_per_line=False,
     limits="Only values known to be tensors are reported: a bare `.to()` on a module is correct.",
 )
+
+
+def _discarded(move) -> bool:
+    return bool(move.statement) and move.subject.kind is Kind.TENSOR
+
+
+def discarded_before(program, value, node, ctx) -> bool:
+    """Was `value` the subject of a discarded `.to()` earlier in the same function, before
+    `node`? Then the DEV107 finding at that move explains the crash at `node` and its fix
+    repairs it: DEV105 stays silent and DEV101 (which marks the crash line) offers no second
+    repair, so one crash gets one fix."""
+    origin = value.origin
+    if origin is None or origin.node is None or not value.label or ctx is None:
+        return False
+    where = program.position(node)[:2]
+    for move in program.moves:
+        subject = move.subject.origin
+        if _discarded(move) and subject is not None and subject.node is origin.node \
+                and move.subject.label == value.label and move.ctx is not None \
+                and move.ctx.function == ctx.function and program.position(move.node)[:2] < where:
+            return True
+    return False
 
 
 @rule.check
 def discarded_moves(program):
     for move in program.moves:
-        if not move.statement or move.subject.kind is not Kind.TENSOR:
+        if not _discarded(move):
             continue
         text = move.subject_text
         simple = text.replace(".", "").replace("_", "").isalnum()

@@ -5,6 +5,7 @@ from devlint.analysis.values import ORIGIN_FACTORY
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_side, value_name, when_it_crashes
 from devlint.rules.base import FixSafety, Report, Rule
+from devlint.rules.discarded_to import discarded_before
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
 _fixes = lazy_import("devlint.fix.repairs")
@@ -73,6 +74,8 @@ def host_factories_meet_device(program):
         origin = meet.host.origin
         if origin is None or origin.category != ORIGIN_FACTORY or origin.node is None:
             continue
+        if discarded_before(program, meet.host, meet.node, meet.ctx):
+            continue  # DEV107 reports the thrown-away move that leaves it there
         name = value_name(meet.host, "the tensor")
         other = meet.device.label
         hint = f"`device={other}.device`" if other.isidentifier() else "`device=<tensor>.device`"

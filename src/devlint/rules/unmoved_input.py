@@ -5,6 +5,7 @@ from devlint.analysis.values import ORIGIN_BATCH, ORIGIN_COMPUTED, ORIGIN_DATA, 
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_expr, device_side, on_path, value_name, when_it_crashes, where_from
 from devlint.rules.base import FixSafety, Report, Rule
+from devlint.rules.discarded_to import discarded_before
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
 _fixes = lazy_import("devlint.fix.repairs")
@@ -79,5 +80,7 @@ def host_data_meets_device(program):
             ),
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,
-            fix=None if origin.category == ORIGIN_COMPUTED else _fixes.move_before_use(program, meet),
+            # after a thrown-away `x.to(device)` the DEV107 fix (assign it) is the one repair
+            fix=None if origin.category == ORIGIN_COMPUTED or discarded_before(program, host, meet.node, meet.ctx)
+            else _fixes.move_before_use(program, meet),
         )

@@ -346,6 +346,10 @@ def run(
     innermost = traceback.extract_tb(error.__traceback__)
     if isinstance(error, SimulationUnsupported) or _cuda_not_modelled(error):
         outcome.status = Status.UNSUPPORTED
+    elif isinstance(error, SyntaxError) and not _is_devlint_frame(error.filename or ""):
+        # the script (or a module it imports) cannot be compiled: it failed for a reason of its
+        # own, not devlint's, whichever frame compiled it (runpy's, importlib's)
+        outcome.status = Status.SCRIPT_ERROR
     elif innermost and _is_devlint_frame(innermost[-1].filename) and not _raised_on_purpose(error):
         outcome.status = Status.INTERNAL_ERROR
     else:
