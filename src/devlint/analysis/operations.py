@@ -18,7 +18,6 @@ from devlint.analysis.placement import alternatives, is_tensor_operand, join, me
 from devlint.analysis.shared import Analyzer, Frame
 from devlint.analysis.values import (
     CALLER_IDENT,
-    HOST,
     NO_TENSORS,
     ORIGIN_AFTER_MOVE,
     ORIGIN_ATTRIBUTE,
@@ -32,6 +31,7 @@ from devlint.analysis.values import (
     Placement,
     Value,
     Where,
+    array,
 )
 from devlint.analysis.vocabulary import Fact
 
@@ -51,7 +51,7 @@ def binary(an: Analyzer, node: cst.CSTNode, left: Value, right: Value, op: str, 
             return SCALAR
         if left.kind is Kind.NDARRAY or right.kind is Kind.NDARRAY:
             return host_consumer(an, node, [left, right], f"a NumPy operation `{op}`", frame,
-                                 result=Value(Kind.NDARRAY, HOST))
+                                 result=array(node, left if left.kind is Kind.NDARRAY else right))
         return UNKNOWN
     meet(an, node, tensors, f"`{op}`", frame)
     if left.kind is Kind.NDARRAY or right.kind is Kind.NDARRAY:

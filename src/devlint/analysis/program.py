@@ -96,6 +96,10 @@ class Program:
 
     def locate(self, node: "cst.CSTNode") -> tuple[str, "Span"]:
         """The file a node is in (this one, or a project file reached from it) and its span."""
+        return self.find(node) or (self.path, (1, 1, 1, 1))
+
+    def find(self, node: "cst.CSTNode") -> tuple[str, "Span"] | None:
+        """As `locate`, or None when the node is in none of the files the analysis read."""
         from devlint.analysis.positions import resolve, span_of
 
         if self._positions is None:
@@ -111,7 +115,7 @@ class Program:
             span = span_of(positions, node)
             if span is not None:
                 return path, span
-        return self.path, (1, 1, 1, 1)
+        return None
 
     # --- phases ------------------------------------------------------------------------
     def phase(self, ctx: Context) -> Phase:

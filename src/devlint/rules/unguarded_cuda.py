@@ -8,6 +8,7 @@ from devlint.analysis.events import Move, Site, SiteKind
 from devlint.analysis.values import ORIGIN_DATA, ORIGIN_FACTORY, ORIGIN_MODULE
 from devlint.findings import Confidence, Severity
 from devlint.knowledge import torch as tk
+from devlint.rules import _evidence as evidence
 from devlint.rules.base import Report, Rule
 
 rule = Rule(
@@ -117,5 +118,9 @@ def unguarded_cuda(program):
             ),
             confidence=Confidence.DEFINITE,
             ctx=event.ctx,
+            evidence=(evidence.at(program.module, "nothing in this file checks `torch.cuda.is_available()` "
+                                                  "or falls back to the CPU"),)
+            + (evidence.subject(program, event) if isinstance(event, Move) else ())
+            + (evidence.at(node, f"{text} requires a CUDA GPU here"),),
         )
         return

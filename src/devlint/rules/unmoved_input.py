@@ -4,6 +4,7 @@ from devlint._lazy import lazy_import
 from devlint.analysis.values import ORIGIN_BATCH, ORIGIN_COMPUTED, ORIGIN_DATA, ORIGIN_TOKENIZER
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_expr, device_side, on_path, value_name, when_it_crashes, where_from
+from devlint.rules import _evidence as evidence
 from devlint.rules.base import FixSafety, Report, Rule
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
@@ -80,4 +81,5 @@ def host_data_meets_device(program):
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,
             fix=None if origin.category == ORIGIN_COMPUTED else _fixes.move_before_use(program, meet),
+            evidence=evidence.meet_story(meet, "this tensor"),
         )
