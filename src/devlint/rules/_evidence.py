@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from devlint.analysis.events import SiteKind
 from devlint.analysis.values import (
     CALLER_IDENT,
     ORIGIN_AFTER_MOVE,
@@ -24,10 +25,10 @@ from devlint.analysis.values import (
     ORIGIN_OUTSIDE_TREE,
     ORIGIN_TOKENIZER,
     Kind,
+    Origin,
     Value,
     Where,
 )
-from devlint.analysis.events import SiteKind
 from devlint.rules.base import Step
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,10 +52,7 @@ def origin(value: Value, fallback: str = "the value") -> tuple[Step, ...]:
     category = source.category
     description = source.description
     if category == ORIGIN_BATCH:
-        where = description
-        for prefix in _BATCH_PREFIXES:
-            where = where.removeprefix(prefix)
-        text = f"{name} comes from {where or 'the data'} here, on the CPU"
+        text = f"{name} comes from {_source(source)} here, on the CPU"
     elif category in (ORIGIN_FACTORY, ORIGIN_DATA, ORIGIN_TOKENIZER):
         text = f"{name} is made on the CPU by {description} here" if description else f"{name} is made on the CPU here"
     elif category == ORIGIN_MODULE:
@@ -77,7 +75,17 @@ def origin(value: Value, fallback: str = "the value") -> tuple[Step, ...]:
     return (Step(source.node, text),)
 
 
-def device(value: Value, fallback: str = "the other side") -> tuple[Step, ...]:
+def _source(source: "Origin") -> str:
+    """What a value comes from: the loader for a batch (`val_loader`), else the description."""
+    if source.category != ORIGIN_BATCH:
+        return source.description
+    where = source.description
+    for prefix in _BATCH_PREFIXES:
+        where = where.removeprefix(prefix)
+    return where or "the data"
+
+
+def device(value: Value, fallback: str = "the other operand") -> tuple[Step, ...]:
     """Where the device side got there: the move that put it on its device (under its condition),
     else where it came from."""
     place = value.place
@@ -85,7 +93,7 @@ def device(value: Value, fallback: str = "the other side") -> tuple[Step, ...]:
     target = f"`{place.device}`" if place.device and " " not in place.device else place.device or "a device"
     if place.node is not None:
         when = f" when `{place.cond}`" if place.where is Where.COND and place.cond else ""
-        return (Step(place.node, f"{name} is moved to {target} here{when}"),)
+        return (Step(place.node, f"{name} is on {target}, moved here{when}"),)
     source = value.origin
     if source is None or source.node is None:
         return ()
@@ -112,12 +120,12 @@ def subject(program: "Program", move: "Move", noun: str = "") -> tuple[Step, ...
     reaches, the function its caller passes it to. `noun` says what it is ("a NumPy array")."""
     value = move.subject
     text = move.subject_text
-    name = _name(value, f"`{text}`" if text and "(" not in text and "\n" not in text else "the object")
+    name = _name(value, f"`{text}`" if text and "(" not in text and "\n" not in text else "the moved value")
     source = value.origin
     if source is not None and source.node is not None and source.node is not move.node:
         if source.description and source.category != ORIGIN_MADE:
-            return (Step(source.node, f"{name} comes from {source.description} here"),)
-        return (Step(source.node, f"{name} is {noun or 'made'} here" if not noun else f"{name} is {noun}, made here"),)
+            return (Step(source.node, f"{name} comes from {_source(source)} here"),)
+        return (Step(source.node, f"{name} is {noun}, made here" if noun else f"{name} is made here"),)
     if value.kind is Kind.OPTIMIZER:
         built = next((site for site in program.sites(SiteKind.OPTIMIZER) if site.value.identity == value.identity
                       and value.identity), None)
