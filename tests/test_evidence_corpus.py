@@ -10,6 +10,7 @@ locations and thread flow.
 from __future__ import annotations
 
 import json
+import textwrap
 from collections import Counter
 from pathlib import Path
 
@@ -99,3 +100,62 @@ def test_corpus_sarif_validates_with_a_code_flow_per_device_result(corpus_sarif)
         (flow,) = result["codeFlows"]
         (thread,) = flow["threadFlows"]
         assert len(thread["locations"]) >= 2, result["ruleId"]
+
+
+# --- the stories themselves -----------------------------------------------------------------
+
+def _story(source: str, code: str) -> list[tuple[int, str]]:
+    from devlint.engine import check_text
+
+    (finding,) = [f for f in check_text(textwrap.dedent(source), "<story>") if f.code == code]
+    return [(step.line, step.message) for step in finding.evidence]
+
+
+def test_an_unmoved_label_tells_where_it_came_from_where_the_model_went_and_where_they_meet() -> None:
+    steps = _story("""\
+        import torch
+        import torch.nn as nn
+        from torch.utils.data import DataLoader, TensorDataset
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = nn.Linear(4, 2).to(device)
+        val_loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,))), batch_size=4)
+        for inputs, labels in val_loader:
+            logits = model(inputs.to(device))
+            correct = (logits.argmax(1) == labels).sum()
+        """, "DEV101")
+    assert [line for line, _ in steps] == [7, 6, 10]  # the loader is built at line 7
+    assert steps[0][1] == "`labels` comes from `val_loader` here, on the CPU"
+    assert "`device`" in steps[1][1] and "moved here" in steps[1][1]
+    assert steps[2][1].startswith("they meet here")
+
+
+def test_a_meet_on_some_paths_says_which() -> None:
+    steps = _story("""\
+        import argparse
+        import torch
+        import torch.nn as nn
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--fp16", action="store_true")
+        args = parser.parse_args()
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = nn.Linear(4, 2).to(device)
+        x = torch.tensor([[0.5, 1.0, 1.5, 2.0]])
+        if args.fp16:
+            x = x.half().to(device)
+        y = model(x)
+        """, "DEV101")
+    assert steps[-1] == (13, "they meet here, in the call of `model`, when not `args.fp16`")
+
+
+def test_cause_and_use_of_a_late_cuda_visible_devices() -> None:
+    steps = _story("""\
+        import os
+        import torch
+
+        ready = torch.cuda.is_available()
+        os.environ["CUDA_VISIBLE_DEVICES"] = "1"
+        x = torch.zeros(2, device="cuda" if ready else "cpu")
+        """, "DEV203")
+    assert steps == [(4, "CUDA is initialised here"), (5, "`CUDA_VISIBLE_DEVICES` is set here, too late")]
