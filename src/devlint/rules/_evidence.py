@@ -109,9 +109,14 @@ def meeting(meet: "Meet") -> Step:
     return Step(meet.node, f"they meet here, in {meet.operation}{when}")
 
 
-def meet_story(meet: "Meet", host: str = "the value") -> tuple[Step, ...]:
-    """The whole story of a `Meet`: the host side's origin, the device side's move, the meeting."""
-    return origin(meet.host, host) + device(meet.device) + (meeting(meet),)
+def meet_story(program: "Program", meet: "Meet", host: str = "the value") -> tuple[Step, ...]:
+    """The whole story of a `Meet`: the host side's origin, the device side's move, the meeting.
+    In code no call reaches, a device side on the caller's device is told by where that code
+    starts (library mode: its inputs are the caller's)."""
+    other = device(meet.device)
+    if not other and meet.device.place.ident == CALLER_IDENT:
+        other = entry(program, meet.ctx, "its input", "on the caller's device")
+    return origin(meet.host, host) + other + (meeting(meet),)
 
 
 def subject(program: "Program", move: "Move", noun: str = "") -> tuple[Step, ...]:
@@ -144,13 +149,12 @@ def _parts(value: Value) -> list[Value]:
     return ([value.elem] if value.elem is not None else []) + [part for _, part in value.fields]
 
 
-def entry(program: "Program", ctx: "Context", name: str) -> tuple[Step, ...]:
+def entry(program: "Program", ctx: "Context", name: str, where: str = "whatever its caller passes") -> tuple[Step, ...]:
     """In code no call of the file reaches (library mode): where that code starts, and that its
     values come from whoever calls it."""
     for site in program.sites(SiteKind.ENTRY):
         if site.ctx.function == ctx.function or ctx.callers and site.ctx.function == ctx.callers[0]:
-            return (Step(site.node, f"no call in this file reaches `{site.ctx.function}()`: "
-                                    f"{name} is whatever its caller passes"),)
+            return (Step(site.node, f"no call in this file reaches `{site.ctx.function}()`: {name} is {where}"),)
     return ()
 
 

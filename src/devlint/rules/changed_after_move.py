@@ -56,5 +56,5 @@ def assigned_after_move(program):
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,
             fix=_fixes.move_assigned_value(program, meet),
-            evidence=evidence.meet_story(meet),
+            evidence=evidence.meet_story(program, meet),
         )

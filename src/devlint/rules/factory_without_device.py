@@ -88,5 +88,5 @@ def host_factories_meet_device(program):
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,
             fix=_fixes.factory_device(program, meet),
-            evidence=evidence.meet_story(meet, "the tensor"),
+            evidence=evidence.meet_story(program, meet, "the tensor"),
         )

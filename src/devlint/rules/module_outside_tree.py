@@ -102,5 +102,5 @@ def unregistered_modules_in_forward(program):
             ),
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,
-            evidence=evidence.meet_story(meet, "this module"),
+            evidence=evidence.meet_story(program, meet, "this module"),
         )

@@ -81,5 +81,5 @@ def host_data_meets_device(program):
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,
             fix=None if origin.category == ORIGIN_COMPUTED else _fixes.move_before_use(program, meet),
-            evidence=evidence.meet_story(meet, "this tensor"),
+            evidence=evidence.meet_story(program, meet, "this tensor"),
         )

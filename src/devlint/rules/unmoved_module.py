@@ -71,5 +71,5 @@ def host_module_called_with_device_tensors(program):
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,
             fix=_fixes.move_after_construction(program, meet),
-            evidence=evidence.meet_story(meet, "this module"),
+            evidence=evidence.meet_story(program, meet, "this module"),
         )

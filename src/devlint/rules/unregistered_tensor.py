@@ -90,5 +90,5 @@ def plain_tensor_attributes(program):
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,
             fix=_fixes.register_buffer(program, meet),
-            evidence=evidence.meet_story(meet, f"`{attr}`"),
+            evidence=evidence.meet_story(program, meet, f"`{attr}`"),
         )
