@@ -61,7 +61,7 @@ def origin(value: Value, fallback: str = "the value") -> tuple[Step, ...]:
         what = "a plain container of tensors" if "plain container" in description else "a plain tensor"
         text = f"{name} is set to {what} here, which `.to()` does not move"
     elif category == ORIGIN_OUTSIDE_TREE:
-        text = f"{name} is made here ({description}), which `.to()` does not reach"
+        text = _outside_tree(name, description)
     elif category == ORIGIN_AFTER_MOVE:
         return (Step(source.cause, "the model is moved here"),
                 Step(source.node, f"`{source.name}` is assigned here, after the move, on the CPU"))
@@ -73,6 +73,17 @@ def origin(value: Value, fallback: str = "the value") -> tuple[Step, ...]:
     else:
         text = f"{name} is bound here"
     return (Step(source.node, text),)
+
+
+def _outside_tree(name: str, description: str) -> str:
+    """Why `model.to(device)` does not reach a module, in the words of the analysis' reason."""
+    if "plain container" in description:
+        return f"a module kept in the plain container {name} is built here: `.to()` does not reach it"
+    if "inside `forward`" in description:
+        return f"{name} is built inside `forward` here, with fresh CPU weights on every call"
+    if "stored on the class" in description:
+        return f"{name} is a module stored on the class here: `.to()` does not reach it"
+    return f"{name} is made here ({description}), where `.to()` does not reach it"
 
 
 def _source(source: "Origin") -> str:
