@@ -146,7 +146,7 @@ def test_a_meet_on_some_paths_says_which() -> None:
             x = x.half().to(device)
         y = model(x)
         """, "DEV101")
-    assert steps[-1] == (13, "they meet here, in the call of `model`, when not `args.fp16`")
+    assert steps[-2:] == [(11, "on this branch not `args.fp16`"), (13, "they meet here, in the call of `model`")]
 
 
 def test_cause_and_use_of_a_late_cuda_visible_devices() -> None:

@@ -104,8 +104,21 @@ def _first_meet(an: Analyzer, node: cst.CSTNode, operands: list[Value], index: i
             # device side's own condition only when the host side has none
             shown = condition if not conditions.is_premise(condition) else both
             return Meet(node, an.ctx(frame), value.at(place), operands[other].at(device_place), operation,
-                        likely=likely, condition=conditions.describe(shown) if likely else "")
+                        likely=likely, condition=conditions.describe(shown) if likely else "",
+                        tests=_deciding(an, shown, frame) if likely else ())
     return None
+
+
+def _deciding(an: Analyzer, condition: conditions.Condition, frame: Frame) -> tuple:
+    """(literal, its test) for each literal of `condition`: the test in this function, else in the
+    nearest caller that has one (the literals of a path condition are the tests on the way here)."""
+    functions = (frame.ctx.function,) + tuple(reversed(frame.ctx.callers))
+    found = []
+    for literal in sorted(condition):
+        test = next((an.branches[(literal[0], f)] for f in functions if (literal[0], f) in an.branches), None)
+        if test is not None:
+            found.append((literal, test))
+    return tuple(found)
 
 
 # what library code itself puts on the host (library mode: only these meet the caller's device)

@@ -87,6 +87,19 @@ class Program:
                 return conditions.describe(condition)
         return None
 
+    @staticmethod
+    def deciding_tests(tests: tuple) -> list[tuple["cst.CSTNode", str]]:
+        """The tests a meet keeps (`Meet.tests`), each with its literal in words ("`args.gpu is
+        None`", "not `args.fp16`"); availability tests are left out."""
+        from devlint.analysis import conditions
+
+        found = []
+        for literal, test in tests:
+            words = conditions.describe(frozenset({literal}))
+            if words:
+                found.append((test, words))
+        return found
+
     # --- positions ---------------------------------------------------------------------
     def line(self, node: "cst.CSTNode") -> int:
         return self.locate(node)[1][0]

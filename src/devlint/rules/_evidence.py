@@ -114,9 +114,10 @@ def device(value: Value, fallback: str = "the other operand") -> tuple[Step, ...
     return (Step(source.node, f"{name} is {what}on {target} here"),)
 
 
-def meeting(meet: "Meet") -> Step:
-    """Where the host side and the device side meet, and on which paths when not all."""
-    when = f", when {meet.condition}" if meet.condition else ""
+def meeting(meet: "Meet", paths_told: bool = False) -> Step:
+    """Where the host side and the device side meet, and on which paths when not all (unless
+    steps before it showed the tests that decide them)."""
+    when = f", when {meet.condition}" if meet.condition and not paths_told else ""
     return Step(meet.node, f"they meet here, in {meet.operation}{when}")
 
 
@@ -127,7 +128,13 @@ def meet_story(program: "Program", meet: "Meet", host: str = "the value") -> tup
     other = device(meet.device)
     if not other and meet.device.place.ident == CALLER_IDENT:
         other = entry(program, meet.ctx, "its input", "on the caller's device")
-    return origin(meet.host, host) + other + (meeting(meet),)
+    decided = branches(program, meet)
+    return origin(meet.host, host) + other + decided + (meeting(meet, paths_told=bool(decided)),)
+
+
+def branches(program: "Program", meet: "Meet") -> tuple[Step, ...]:
+    """The tests that decide the paths a likely meet happens on: "on this branch `args.gpu is None`"."""
+    return tuple(Step(test, f"on this branch {words}") for test, words in program.deciding_tests(meet.tests))
 
 
 def subject(program: "Program", move: "Move", noun: str = "") -> tuple[Step, ...]:
