@@ -1,9 +1,10 @@
 """`devlint server` whose findings carry synthetic evidence steps, for the server tests.
 
-The analysis that fills `Finding.evidence` is another piece of work; until every rule fills it,
-this wrapper attaches two steps to each finding as the engine makes it (the first line of the
-file, and the second line of `models.py` beside it when there is one, else of the same file),
-then runs the real command. Everything else is the real server.
+The device rules fill `Finding.evidence` from the analysis (test_server.py checks that with the
+real server); the other rules do not. So that the conversion is tested with steps at known
+places for every rule, this wrapper replaces each finding's steps as the engine makes it with two
+(the first line of the file, and the second line of `models.py` beside it when there is one,
+else of the same file), then runs the real command. Everything else is the real server.
 
     python tests/evidence_server.py      # instead of `python -m devlint server`
 """

@@ -410,3 +410,28 @@ def test_devlint_check_does_not_import_pygls(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                          env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"}, timeout=300)
     assert "LOADED []" in out.stdout, out.stdout + out.stderr
+
+
+def test_the_real_analysis_evidence_is_related_information(tmp_path: Path) -> None:
+    """The real server (no synthetic steps): a finding that eval.py's check locates in models.py
+    carries the analysis' steps as related information, each in the file it is in."""
+    write(tmp_path, {"models.py": MODEL_WITH_MASK,
+                     "eval.py": "import torch\nfrom models import Net\n\ndevice = torch.device('cuda')\n"
+                                "model = Net().to(device)\nout = model(torch.randn(2, 4, device=device))\n"})
+
+    async def scenario() -> None:
+        editor = await Editor.start(tmp_path)
+        models = editor.open("models.py")
+        evaluation = editor.open("eval.py")
+        await editor.diagnostics(evaluation, version=1)
+        attribute = by_code(await editor.diagnostics(models, lambda d: "DEV104" in codes(d)), "DEV104")
+        related = attribute.related_information
+        assert related is not None and len(related) >= 2
+        where = [(r.location.uri, r.location.range.start.line) for r in related]
+        # the plain attribute is set in models.py, the model is moved in eval.py, they meet in forward
+        assert where[0] == (models, 8) and "plain tensor" in related[0].message
+        assert (evaluation, 4) in where and any("moved" in r.message for r in related)
+        assert where[-1] == (models, 11) and "meet" in related[-1].message
+        assert await editor.stop() == 0
+
+    run(scenario)

@@ -17,7 +17,7 @@ from pathlib import Path
 from devlint.analysis.driver import Analysis
 from devlint.analysis.names import collect_imports
 from devlint.analysis.program import Program
-from devlint.findings import Confidence, Finding, Phase, make_finding
+from devlint.findings import Confidence, Evidence, Finding, Phase, make_finding
 from devlint.limits import nesting_problem, size_problem
 from devlint.prefilter import compiles, needs_analysis
 from devlint.project import ProjectIndex, earlier_parse, index_for, share_parse
@@ -211,4 +211,22 @@ def finding_of(program: Program, rule: Rule, report: Report) -> Finding:
         statement_lines=statement_lines or (line, end_line),
         context=ctx.function if ctx is not None else "",
         fix=report.fix,
+        evidence=evidence_of(program, report),
     )
+
+
+def evidence_of(program: Program, report: Report) -> tuple[Evidence, ...]:
+    """The report's steps placed in the source (a step in another project file names it); steps
+    whose node is in no file the analysis read, and a second step at the same place (the move
+    that is both the model's and the other side's), are left out."""
+    steps: list[Evidence] = []
+    places: set[tuple] = set()
+    for step in report.evidence:
+        found = program.find(step.node) if step.node is not None else None  # type: ignore[arg-type]
+        if found is None:
+            continue
+        if found not in places:
+            places.add(found)
+            path, (line, column, _, _) = found
+            steps.append(Evidence(path, line, column, step.message))
+    return tuple(steps)

@@ -71,6 +71,9 @@ class Analysis:
         # chosen by one of them falls back to the CPU exactly when no GPU is there
         self.availability_conds: set[str] = set()
         self.dispatch_flags: dict[int, conditions.Literal] = {}
+        # the first test of each function that states a path literal, by (literal text, function):
+        # a meet on some paths keeps the tests that decide them, for the evidence of its finding
+        self.branches: dict[tuple[str, str], cst.CSTNode] = {}
         # library mode: code no call reached runs on its caller's device (analysis/calls.py)
         self.library_mode = library_mode
         self.in_entry_code = False  # analysing code no call reached (after the first ENTRY site)

@@ -56,6 +56,9 @@ class Meet(Event):
     operation: str  # "call of `model`", "`+`", "torch.cat"
     likely: bool = False  # the meet happens on some paths only
     condition: str = ""  # those paths, described for messages ("`args.gpu` is None")
+    # the tests that decide those paths: (path literal, the test that stated it), for the steps
+    # of the finding's story
+    tests: tuple = ()
 
 
 @dataclass(frozen=True)

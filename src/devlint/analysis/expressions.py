@@ -34,6 +34,7 @@ from devlint.analysis.values import (
     Kind,
     Origin,
     Value,
+    array,
     device_at,
 )
 from devlint.analysis.vocabulary import Fact, bool_fact_of, decided, int_fact_of, known_bool, known_int, known_str, str_fact_of
@@ -114,7 +115,7 @@ def item_of(an: Analyzer, value: Value, key: object, text: str) -> Value:
             joined = join(joined, f)
         return joined if joined is not None else UNKNOWN
     if value.kind is Kind.NDARRAY:
-        return Value(Kind.NDARRAY, HOST)
+        return array(None, value)
     if value.kind is Kind.MODULE and value.qualname in tk.REGISTERING_CONTAINERS and value.fields:
         return children(value)
     if value.kind is Kind.TENSOR:

@@ -30,7 +30,15 @@ _SEQUENCE_TYPES = frozenset({"builtins.list", "builtins.tuple"})
 
 
 def test_literal(an: Analyzer, test: cst.BaseExpression, frame: Frame, available: str | None) -> Literal:
-    """The path literal an `if` test states. A comparison of a device the program chose with
+    """The path literal an `if` test states (the first test of each function that states it is
+    kept, for the evidence of findings on its paths: operations.meet)."""
+    lit = _test_literal(an, test, frame, available)
+    an.branches.setdefault((lit[0], frame.ctx.function), test)
+    return lit
+
+
+def _test_literal(an: Analyzer, test: cst.BaseExpression, frame: Frame, available: str | None) -> Literal:
+    """The path literal of `test` (test_literal). A comparison of a device the program chose with
     "cpu" or with its GPU type (`device.type == "cpu"`, `args.device != "cpu"`) states it about
     that device, so a host value on the CPU side does not clash with values on that device
     (operations.meet): for a device that falls back to the CPU it is the fallback's own test."""

@@ -18,7 +18,6 @@ from devlint.analysis.placement import alternatives, is_tensor_operand, join, me
 from devlint.analysis.shared import Analyzer, Frame
 from devlint.analysis.values import (
     CALLER_IDENT,
-    HOST,
     NO_TENSORS,
     ORIGIN_AFTER_MOVE,
     ORIGIN_ATTRIBUTE,
@@ -32,6 +31,7 @@ from devlint.analysis.values import (
     Placement,
     Value,
     Where,
+    array,
 )
 from devlint.analysis.vocabulary import Fact
 
@@ -51,7 +51,7 @@ def binary(an: Analyzer, node: cst.CSTNode, left: Value, right: Value, op: str, 
             return SCALAR
         if left.kind is Kind.NDARRAY or right.kind is Kind.NDARRAY:
             return host_consumer(an, node, [left, right], f"a NumPy operation `{op}`", frame,
-                                 result=Value(Kind.NDARRAY, HOST))
+                                 result=array(node, left if left.kind is Kind.NDARRAY else right))
         return UNKNOWN
     meet(an, node, tensors, f"`{op}`", frame)
     if left.kind is Kind.NDARRAY or right.kind is Kind.NDARRAY:
@@ -107,8 +107,21 @@ def _first_meet(an: Analyzer, node: cst.CSTNode, operands: list[Value], index: i
             # device side's own condition only when the host side has none
             shown = condition if not conditions.is_premise(condition) else both
             return Meet(node, an.ctx(frame), value.at(place), operands[other].at(device_place), operation,
-                        likely=likely, condition=conditions.describe(shown) if likely else "")
+                        likely=likely, condition=conditions.describe(shown) if likely else "",
+                        tests=_deciding(an, shown, frame) if likely else ())
     return None
+
+
+def _deciding(an: Analyzer, condition: conditions.Condition, frame: Frame) -> tuple:
+    """(literal, its test) for each literal of `condition`: the test in this function, else in the
+    nearest caller that has one (the literals of a path condition are the tests on the way here)."""
+    functions = (frame.ctx.function,) + tuple(reversed(frame.ctx.callers))
+    found = []
+    for literal in sorted(condition):
+        test = next((an.branches[(literal[0], f)] for f in functions if (literal[0], f) in an.branches), None)
+        if test is not None:
+            found.append((literal, test))
+    return tuple(found)
 
 
 # what library code itself puts on the host (library mode: only these meet the caller's device)

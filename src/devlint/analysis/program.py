@@ -87,6 +87,19 @@ class Program:
                 return conditions.describe(condition)
         return None
 
+    @staticmethod
+    def deciding_tests(tests: tuple) -> list[tuple["cst.CSTNode", str]]:
+        """The tests a meet keeps (`Meet.tests`), each with its literal in words ("`args.gpu is
+        None`", "not `args.fp16`"); availability tests are left out."""
+        from devlint.analysis import conditions
+
+        found = []
+        for literal, test in tests:
+            words = conditions.describe(frozenset({literal}))
+            if words:
+                found.append((test, words))
+        return found
+
     # --- positions ---------------------------------------------------------------------
     def line(self, node: "cst.CSTNode") -> int:
         return self.locate(node)[1][0]
@@ -96,6 +109,10 @@ class Program:
 
     def locate(self, node: "cst.CSTNode") -> tuple[str, "Span"]:
         """The file a node is in (this one, or a project file reached from it) and its span."""
+        return self.find(node) or (self.path, (1, 1, 1, 1))
+
+    def find(self, node: "cst.CSTNode") -> tuple[str, "Span"] | None:
+        """As `locate`, or None when the node is in none of the files the analysis read."""
         from devlint.analysis.positions import resolve, span_of
 
         if self._positions is None:
@@ -111,7 +128,7 @@ class Program:
             span = span_of(positions, node)
             if span is not None:
                 return path, span
-        return self.path, (1, 1, 1, 1)
+        return None
 
     # --- phases ------------------------------------------------------------------------
     def phase(self, ctx: Context) -> Phase:

@@ -163,6 +163,7 @@ class Analyzer(Protocol):
     availability_conds: set[str]
     # identity of a model quantised only when a flag holds (`load_in_8bit=load_in_8bit`) -> that flag
     dispatch_flags: dict[int, Literal]
+    branches: dict[tuple[str, str], "cst.CSTNode"]  # (literal text, function) -> its first test there
     library_mode: bool
     in_entry_code: bool
     memo: dict[tuple, tuple]

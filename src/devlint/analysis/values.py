@@ -121,6 +121,9 @@ ORIGIN_OUTSIDE_TREE = "outside-tree"  # a module that a parent's .to() does not 
 ORIGIN_AFTER_MOVE = "after-move"  # a submodule / parameter assigned after the parent moved
 ORIGIN_COMPUTED = "computed"  # the output of a module that runs on the CPU (it was never moved)
 ORIGIN_OTHER = "other"
+# a value that holds no tensor of its own (a NumPy array, a tokenizer), built here: no rule
+# decides anything on it, the evidence of a finding about the value points at it
+ORIGIN_MADE = "made"
 
 
 _identities = itertools.count(1)
@@ -218,6 +221,14 @@ UNKNOWN = Value()
 NONE_VALUE = Value(Kind.NONE, NO_TENSORS)
 SCALAR = Value(Kind.SCALAR, NO_TENSORS)
 STR = Value(Kind.STR, NO_TENSORS)
+
+
+def array(node: "cst.CSTNode | None", like: Value | None = None) -> Value:
+    """A NumPy array made at `node`, or computed from the array `like` (where it was made is
+    kept for the evidence of findings: one reference, nothing computed)."""
+    if like is not None and like.origin is not None:
+        return Value(Kind.NDARRAY, HOST, like.origin)
+    return Value(Kind.NDARRAY, HOST, Origin(ORIGIN_MADE, node) if node is not None else None)
 
 
 def ref(qualname: str) -> Value:

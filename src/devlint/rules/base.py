@@ -24,6 +24,17 @@ class FixSafety(str, enum.Enum):
     UNSAFE = "unsafe"
 
 
+@dataclass(frozen=True)
+class Step:
+    """One step of a finding's story, as a rule tells it: a node the analysis recorded (an
+    origin, a move, a site, the meeting) and a short sentence about it. The engine turns it into
+    an `Evidence` (path, line, column) only when the finding is made; a step without a node is
+    left out."""
+
+    node: object
+    message: str
+
+
 @dataclass
 class Report:
     """What a check yields: the node to point at and what to say."""
@@ -33,6 +44,7 @@ class Report:
     confidence: Confidence = Confidence.DEFINITE
     fix: "Fix | None" = None  # attached by rules that can fix
     ctx: "Context | None" = None  # the analysis Context of the event (phase, statement)
+    evidence: tuple[Step, ...] = ()  # the steps that lead to the finding, in order (rules/_evidence.py)
 
 
 CheckFn = Callable[["Program"], Iterable[Report]]

@@ -4,6 +4,7 @@ from devlint._lazy import lazy_import
 from devlint.analysis.values import ORIGIN_AFTER_MOVE
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_side, when_it_crashes
+from devlint.rules import _evidence as evidence
 from devlint.rules.base import FixSafety, Report, Rule
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
@@ -55,4 +56,5 @@ def assigned_after_move(program):
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,
             fix=_fixes.move_assigned_value(program, meet),
+            evidence=evidence.meet_story(program, meet),
         )

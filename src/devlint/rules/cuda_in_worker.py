@@ -10,6 +10,7 @@ from devlint.analysis.events import Site, SiteKind
 from devlint.analysis.values import Kind, Value
 from devlint.analysis.vocabulary import Fact, known_int
 from devlint.findings import Confidence, Severity
+from devlint.rules import _evidence as evidence
 from devlint.rules.base import FixSafety, Report, Rule
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -178,4 +179,13 @@ def cuda_work_in_loader_workers(program: "Program") -> Iterator[Report]:
             ),
             confidence=Confidence.DEFINITE,
             ctx=site.ctx,
+            evidence=_story(site, workers, pins),
         )
+
+
+def _story(site: Site, workers: str, pins: bool) -> tuple:
+    """The loader that runs the code in workers (or pins its output), then the move there."""
+    settings = " and ".join(([workers] if workers else []) + (["`pin_memory=True`"] if pins else []))
+    made = site.value.origin  # the loader's: where it is built
+    built = (evidence.at(made.node, f"the DataLoader is built here with {settings}"),) if made is not None else ()
+    return built + (evidence.at(site.node, "this puts data on the GPU while the DataLoader builds a batch"),)

@@ -12,6 +12,7 @@ from devlint.analysis.vocabulary import known_int
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import value_name
 from devlint.rules._portability import current_device
+from devlint.rules import _evidence as evidence
 from devlint.rules.base import Report, Rule
 
 _INTEGER = re.compile(r"0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|\d[\d_]*")
@@ -141,7 +142,15 @@ def dataparallel_device(program):
             ),
             confidence=Confidence.LIKELY,
             ctx=site.ctx,
+            evidence=_story(site, model.value, place, f"`{place.device or 'a GPU'}`"),
         )
+
+
+def _story(site: Site, model: Value, place, target: str, when: str = "") -> tuple:
+    """Where the model is moved, then the wrapper that expects it on `device_ids[0]`."""
+    moved = (evidence.at(place.node, f"{_name(model)} is moved to {target} here{when}"),) \
+        if place.node is not None else ()
+    return moved + (evidence.at(site.node, "DataParallel expects it on `device_ids[0]` here"),)
 
 
 def _on_the_cpu(program, site: Site, model: Value, place, where_text: str, moved: bool) -> Report | None:
@@ -169,7 +178,14 @@ def _on_the_cpu(program, site: Site, model: Value, place, where_text: str, moved
         ),
         confidence=Confidence.LIKELY,
         ctx=site.ctx,
+        evidence=_story(site, model, _host_alternative(place), "the CPU", condition),
     )
+
+
+def _host_alternative(place):
+    """The path of `place` that is on the CPU, when its move is known (else `place` itself)."""
+    return next((alternative for _, alternative in place.paths
+                 if alternative.on_host and alternative.node is not None), place)
 
 
 def _name(value: Value) -> str:

@@ -2,6 +2,7 @@
 
 from devlint.analysis.values import Kind
 from devlint.findings import Fix, Severity
+from devlint.rules import _evidence as evidence
 from devlint.rules.base import FixSafety, Report, Rule
 
 rule = Rule(
@@ -77,4 +78,6 @@ def discarded_moves(program):
             ),
             ctx=move.ctx,
             fix=fix,
+            evidence=evidence.subject(program, move) + (
+                evidence.at(move.node, f"its moved copy is thrown away here, so `{text}` stays where it was"),),
         )

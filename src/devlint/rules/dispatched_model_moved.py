@@ -6,6 +6,7 @@ from devlint.analysis.values import Kind
 from devlint.analysis.vocabulary import Fact
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import value_name, where_from
+from devlint.rules import _evidence as evidence
 from devlint.rules.base import FixSafety, Report, Rule
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -93,4 +94,6 @@ def moving_a_dispatched_model(program: "Program") -> Iterator[Report]:
             ),
             confidence=confidence,
             ctx=move.ctx,
+            evidence=evidence.subject(program, move) + (
+                evidence.at(move.node, f"`.{move.method}()` moves it again here"),),
         )

@@ -4,6 +4,7 @@ from devlint._lazy import lazy_import
 from devlint.analysis.values import ORIGIN_FACTORY
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_side, value_name, when_it_crashes
+from devlint.rules import _evidence as evidence
 from devlint.rules.base import FixSafety, Report, Rule
 from devlint.rules.discarded_to import discarded_before
 
@@ -90,4 +91,5 @@ def host_factories_meet_device(program):
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,
             fix=_fixes.factory_device(program, meet),
+            evidence=evidence.meet_story(program, meet, "the tensor"),
         )

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Iterator
 from devlint._lazy import lazy_import
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_side, when_it_crashes
+from devlint.rules import _evidence as evidence
 from devlint.rules.base import FixSafety, Report, Rule
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
@@ -80,4 +81,6 @@ def device_tensor_to_host_only_code(program: "Program") -> Iterator[Report]:
             confidence=Confidence.DEFINITE,
             ctx=use.ctx,
             fix=_fixes.to_host(program, use.node, value),
+            evidence=evidence.device(value, "the tensor") + (
+                evidence.at(use.node, f"it is handed to {use.consumer} here"),),
         )

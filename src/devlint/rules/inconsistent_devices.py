@@ -10,6 +10,7 @@ from devlint.analysis.values import Value
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import value_name
 from devlint.rules._portability import current_device
+from devlint.rules import _evidence as evidence
 from devlint.rules.base import Report, Rule
 
 rule = Rule(
@@ -129,6 +130,8 @@ def inconsistent_devices(program):
             ),
             confidence=Confidence.LIKELY,
             ctx=late_move.ctx if late_move is not None else meet.ctx,
+            evidence=evidence.device(early, "one value") + evidence.device(late, "the other value")
+            + (evidence.at(meet.node, f"they meet here, in {meet.operation}"),),
         )
 
 

@@ -8,6 +8,7 @@ from devlint.analysis.events import Site, SiteKind
 from devlint.findings import Confidence, Severity
 from devlint.knowledge import torch as tk
 from devlint.rules._portability import describe_init, is_cuda_init
+from devlint.rules import _evidence as evidence
 from devlint.rules.base import FixSafety, Report, Rule
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
@@ -95,4 +96,6 @@ def late_visible_devices(program):
             confidence=Confidence.DEFINITE,
             ctx=event.ctx,
             fix=_fixes.env_before_cuda(program, event.ctx.statement, init.ctx.statement),
+            evidence=(evidence.at(init.node, "CUDA is initialised here"),
+                      evidence.at(event.node, f"{key} {'is' if len(keys) == 1 else 'are'} set here, too late")),
         )

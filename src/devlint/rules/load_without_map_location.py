@@ -9,6 +9,7 @@ from devlint.findings import Confidence, Severity
 from devlint.knowledge import torch as tk
 from devlint.knowledge.signatures import positional_parameters
 from devlint.rules._portability import fallback_device_text, fallback_events, supports_cpu
+from devlint.rules import _evidence as evidence
 from devlint.rules.base import FixSafety, Report, Rule
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
@@ -64,6 +65,7 @@ def load_without_map_location(program):
     if not supports_cpu(program):
         return
     where: str | None = None  # resolving a position costs a codegen of the file: only when reporting
+    cpu: tuple = ()  # the evidence step where the program supports the CPU
     device = fallback_device_text(program) or "\"cpu\""
     for site in program.sites(SiteKind.LOAD):
         if site.ctx.guarded:
@@ -76,6 +78,7 @@ def load_without_map_location(program):
             option = next(program.sites(SiteKind.CPU_OPTION), None)
             where = f" (it falls back to the CPU at line {program.line(fallback[0].node)})" if fallback \
                 else f" (it offers the CPU at line {program.line(option.node)})" if option is not None else ""
+            cpu = _supports_cpu_step(program, fallback, option)
         short = site.callee.replace("torch.utils.model_zoo.", "model_zoo.")
         yield Report(
             node=site.node,
@@ -87,7 +90,24 @@ def load_without_map_location(program):
             confidence=Confidence.LIKELY,
             ctx=site.ctx,
             fix=_fixes.map_location(program, site.node, device),
+            evidence=cpu + (evidence.at(site.node, "the checkpoint is loaded here without `map_location`"),),
         )
+
+
+def _supports_cpu_step(program, fallback: list[Site], option: Site | None) -> tuple:
+    """Where the program shows it runs without a GPU: a CPU fallback, a CPU option, a GPU
+    switch, or a move made only when CUDA is available."""
+    if fallback:
+        return (evidence.at(fallback[0].node, "the program falls back to the CPU here"),)
+    if option is not None:
+        return (evidence.at(option.node, "the program offers the CPU here"),)
+    flag = next(program.sites(SiteKind.CUDA_FLAG), None)
+    if flag is not None:
+        return (evidence.at(flag.node, "the program runs on the CPU when this switch is off"),)
+    guarded = next((move for move in program.moves if move.ctx.guarded and move.target.on_device), None)
+    if guarded is not None:
+        return (evidence.at(guarded.node, "the program moves to the GPU only when CUDA is available"),)
+    return ()
 
 
 def _host_state_file(site: Site) -> bool:

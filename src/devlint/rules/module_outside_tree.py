@@ -3,6 +3,7 @@
 from devlint.analysis.values import ORIGIN_MODULE, ORIGIN_OUTSIDE_TREE, Kind
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_side, value_name, when_it_crashes, where_from
+from devlint.rules import _evidence as evidence
 from devlint.rules.base import Report, Rule
 
 rule = Rule(
@@ -101,4 +102,5 @@ def unregistered_modules_in_forward(program):
             ),
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,
+            evidence=evidence.meet_story(program, meet, "this module"),
         )

@@ -8,6 +8,7 @@ from devlint.analysis.values import ORIGIN_BATCH
 from devlint.analysis.vocabulary import Fact, known_bool
 from devlint.findings import Confidence, Severity
 from devlint.rules._portability import literal_bool
+from devlint.rules import _evidence as evidence
 from devlint.rules.base import Report, Rule
 
 rule = Rule(
@@ -83,4 +84,6 @@ def non_blocking_without_pinning(program):
             ),
             confidence=Confidence.DEFINITE,
             ctx=move.ctx,
+            evidence=(evidence.at(loader.node, "the DataLoader is built here without `pin_memory=True`"),
+                      evidence.at(move.node, "the batch is copied here with `non_blocking=True`, synchronously")),
         )

@@ -6,6 +6,7 @@ from devlint.analysis.vocabulary import Fact
 from devlint.findings import Severity
 from devlint.knowledge import matches
 from devlint.knowledge import torch as tk
+from devlint.rules import _evidence as evidence
 from devlint.rules.base import Report, Rule
 
 rule = Rule(
@@ -79,5 +80,7 @@ def optimizer_state_before_move(program):
                             f"optimizer (and load its state) after `model.to(device)`."
                         ),
                         ctx=made.ctx,
+                        evidence=(evidence.at(made.node, f"the optimizer is built here, and {why}"),
+                                  evidence.at(later.node, "the model is moved here, after it")),
                     )
                 break

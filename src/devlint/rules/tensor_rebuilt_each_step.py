@@ -6,6 +6,7 @@ from __future__ import annotations
 from devlint.analysis.events import SiteKind
 from devlint.knowledge import torch as tk
 from devlint.findings import Confidence, Severity
+from devlint.rules import _evidence as evidence
 from devlint.rules.base import Report, Rule
 
 rule = Rule(
@@ -76,4 +77,6 @@ def tensor_rebuilt_each_step(program):
             ),
             confidence=Confidence.DEFINITE,
             ctx=site.ctx,
+            evidence=(evidence.at(site.node, "the same tensor is built here on every step"),)
+            + ((evidence.at(move.node, "and copied to the device here on every step"),) if move is not None else ()),
         )

@@ -3,6 +3,7 @@
 from devlint._lazy import lazy_import
 from devlint.analysis.values import Kind
 from devlint.findings import Severity
+from devlint.rules import _evidence as evidence
 from devlint.rules.base import FixSafety, Report, Rule
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
@@ -60,4 +61,6 @@ def to_on_objects_without_to(program):
             ),
             ctx=move.ctx,
             fix=_fixes.drop_move(program, move),
+            evidence=evidence.subject(program, move, noun) + (
+                evidence.at(move.node, f"`.{move.method}()` is called on {noun} here"),),
         )

@@ -9,6 +9,7 @@ from devlint.analysis.values import ORIGIN_DATA, ORIGIN_FACTORY, ORIGIN_MODULE
 from devlint.findings import Confidence, Severity
 from devlint.knowledge import conventions
 from devlint.knowledge import torch as tk
+from devlint.rules import _evidence as evidence
 from devlint.rules.base import Report, Rule
 
 rule = Rule(
@@ -134,5 +135,9 @@ def unguarded_cuda(program):
             ),
             confidence=Confidence.DEFINITE,
             ctx=event.ctx,
+            evidence=(evidence.at(program.module, "nothing in this file checks `torch.cuda.is_available()` "
+                                                  "or falls back to the CPU"),)
+            + (evidence.subject(program, event) if isinstance(event, Move) else ())
+            + (evidence.at(node, f"{text} requires a CUDA GPU here"),),
         )
         return

@@ -4,6 +4,7 @@ from devlint._lazy import lazy_import
 from devlint.analysis.values import ORIGIN_BATCH, ORIGIN_COMPUTED, ORIGIN_DATA, ORIGIN_TOKENIZER
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_expr, device_side, on_path, value_name, when_it_crashes, where_from
+from devlint.rules import _evidence as evidence
 from devlint.rules.base import FixSafety, Report, Rule
 from devlint.rules.discarded_to import discarded_before
 
@@ -83,4 +84,5 @@ def host_data_meets_device(program):
             # after a thrown-away `x.to(device)` the DEV107 fix (assign it) is the one repair
             fix=None if origin.category == ORIGIN_COMPUTED or discarded_before(program, host, meet.node, meet.ctx)
             else _fixes.move_before_use(program, meet),
+            evidence=evidence.meet_story(program, meet, "this tensor"),
         )

@@ -5,6 +5,7 @@ from devlint.analysis.values import ORIGIN_MODULE, Kind
 from devlint.analysis.vocabulary import Fact
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_expr, device_side, value_name, when_it_crashes, where_from
+from devlint.rules import _evidence as evidence
 from devlint.rules.base import FixSafety, Report, Rule
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
@@ -70,4 +71,5 @@ def host_module_called_with_device_tensors(program):
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,
             fix=_fixes.move_after_construction(program, meet),
+            evidence=evidence.meet_story(program, meet, "this module"),
         )

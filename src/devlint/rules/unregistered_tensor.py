@@ -4,6 +4,7 @@ from devlint._lazy import lazy_import
 from devlint.analysis.values import ORIGIN_ATTRIBUTE
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_side, when_it_crashes
+from devlint.rules import _evidence as evidence
 from devlint.rules.base import FixSafety, Report, Rule
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
@@ -89,4 +90,5 @@ def plain_tensor_attributes(program):
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,
             fix=_fixes.register_buffer(program, meet),
+            evidence=evidence.meet_story(program, meet, f"`{attr}`"),
         )

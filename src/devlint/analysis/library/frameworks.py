@@ -16,6 +16,7 @@ from devlint.analysis.values import (
     CONTAINERS,
     HOST,
     NO_TENSORS,
+    ORIGIN_MADE,
     ORIGIN_TOKENIZER,
     TENSORISH,
     UNKNOWN_PLACE,
@@ -49,7 +50,7 @@ def managing_trainer(an: Analyzer, qualname: str, node: cst.Call, args: Args, kw
 
 
 def tokenizer(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
-    return Value(Kind.TOKENIZER, NO_TENSORS, identity=new_identity())
+    return Value(Kind.TOKENIZER, NO_TENSORS, Origin(ORIGIN_MADE, node), identity=new_identity())
 
 
 def model_constructor(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs,

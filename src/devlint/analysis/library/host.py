@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
-from devlint.analysis.values import HOST, NO_TENSORS, SCALAR, UNKNOWN, Kind, Value
+from devlint.analysis.values import NO_TENSORS, SCALAR, UNKNOWN, Kind, Value, array
 from devlint.analysis.vocabulary import Fact
 from devlint.knowledge import libraries as lib
 from devlint.knowledge import matches
@@ -21,7 +21,7 @@ def host_call(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: K
     if qualname in lib.FIGURE_MAKERS:
         return figure()
     if qualname in lib.NUMPY_ARRAY_MAKERS:
-        return Value(Kind.NDARRAY, HOST)
+        return array(node)
     if not matches(qualname, lib.NUMPY):
         return UNKNOWN
     return _numpy_result(qualname, node, given)
@@ -33,7 +33,7 @@ def _numpy_result(qualname: str, node: cst.Call, given: list[Value]) -> Value:
     if qualname in lib.NUMPY_RANDOM_DRAWS:
         sized = any(a.keyword is not None and a.keyword.value == "size" for a in node.args) \
             or qualname.rsplit(".", 1)[-1] in ("rand", "randn", "random", "random_sample") and bool(node.args)
-        return Value(Kind.NDARRAY, HOST) if sized else SCALAR
+        return array(node) if sized else SCALAR
     if (qualname in lib.NUMPY_UFUNCS or qualname in lib.NUMPY_REDUCTIONS) and given \
             and all(_number_like(v) for v in given):
         return SCALAR
@@ -43,7 +43,7 @@ def _numpy_result(qualname: str, node: cst.Call, given: list[Value]) -> Value:
             return Value(Kind.TENSOR, tensor.place, tensor.origin)
         if not any(v.kind in (Kind.NDARRAY, Kind.LIST, Kind.TUPLE) for v in given):
             return UNKNOWN  # of values it cannot see: an array or a number
-    return Value(Kind.NDARRAY, HOST)
+    return array(node)
 
 
 def _number_like(value: Value, depth: int = 0) -> bool:

@@ -26,6 +26,7 @@ from devlint.analysis.values import (
     Kind,
     Origin,
     Value,
+    array,
 )
 from devlint.analysis.vocabulary import Fact
 from devlint.knowledge import libraries as lib
@@ -61,7 +62,7 @@ def tensor_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, args
     if name == "numpy":
         if not kwargs.get("force", SCALAR).has(Fact.TRUE):  # `.numpy(force=True)` copies to the host
             an.host_consumer(node, [receiver], "`.numpy()`", frame)
-        return Value(Kind.NDARRAY, HOST)
+        return array(node)
     if name in tk.HOST_VALUE_METHODS:
         return SCALAR if name not in tk.NOTHING_RETURNING_METHODS else NONE_VALUE
     if name == "pin_memory":  # page-locked: a non_blocking copy is asynchronous (DEV301)
@@ -102,7 +103,7 @@ def library_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, arg
         hand_to_framework(an, list(args) + list(kwargs.values()), frame)
         return UNKNOWN
     if kind is Kind.NDARRAY:
-        return SCALAR if name in tk.TO_PYTHON_METHODS else Value(Kind.NDARRAY, HOST)
+        return SCALAR if name in tk.TO_PYTHON_METHODS else array(node, receiver)
     if kind is Kind.OPTIMIZER and name == "load_state_dict":
         an.emit_site(node, frame, SiteKind.OPTIMIZER_LOAD, receiver.qualname, receiver)
         return UNKNOWN
