@@ -42,6 +42,7 @@ from devlint.knowledge import torch as tk
 _INT_LITERALS: dict[str, Value] = {}  # "4" -> SCALAR with fact int=4 (values are immutable)
 _STR_LITERALS: dict[str, Value] = {}  # "cpu" -> STR with fact str=cpu
 _MAX_KNOWN_STRING = 40
+_CPU_WEIGHTS_URL = STR.with_facts(Fact.CPU_WEIGHTS)  # "https://download.pytorch.org/models/..."
 # tests that can say something about the names they test (analysis/narrowing.py)
 _NARROWING_TESTS = (cst.Call, cst.Comparison, cst.UnaryOperation, cst.BooleanOperation)
 _INDEXED_FSTRING = re.compile(r"([a-z]+):\{\}")
@@ -255,7 +256,7 @@ def string_literal(text: str, node: cst.CSTNode | None = None) -> Value:
     if place is not None:
         return Value(Kind.STR, place, facts=frozenset({Fact.DEVICE_STR, str_fact_of(text)}))
     if len(text) > _MAX_KNOWN_STRING:
-        return STR
+        return _CPU_WEIGHTS_URL if text.startswith(tk.CPU_WEIGHT_URLS) else STR
     known = _STR_LITERALS.get(text)
     if known is None:
         known = STR.with_facts(str_fact_of(text))

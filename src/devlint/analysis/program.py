@@ -87,6 +87,13 @@ class Program:
                 return conditions.describe(condition)
         return None
 
+    @staticmethod
+    def compatible(a: frozenset, b: frozenset) -> bool:
+        """Two path conditions (`Site.when`) can hold together (analysis/conditions.py)."""
+        from devlint.analysis import conditions
+
+        return conditions.compatible(a, b)
+
     # --- positions ---------------------------------------------------------------------
     def line(self, node: "cst.CSTNode") -> int:
         return self.locate(node)[1][0]

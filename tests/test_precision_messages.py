@@ -1,0 +1,67 @@
+"""Messages say the right thing (issue 19): a line in another file names that file, names are
+given where the analysis knows them, and the advice can run. Each test checks one message's
+text on a small program of its own."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from devlint.engine import check_text
+from devlint.project import ProjectIndex
+from devlint.rules import all_rules
+
+EVERY_RULE = frozenset(rule.code for rule in all_rules())
+
+
+def _findings(root: Path, files: dict[str, str], checked: str) -> list:
+    for name, text in files.items():
+        (root / name).write_text(textwrap.dedent(text), encoding="utf-8")
+    path = root / checked
+    return check_text(path.read_text(encoding="utf-8"), str(path), enabled=EVERY_RULE, project=ProjectIndex([root]))
+
+
+def test_a_cpu_fallback_in_another_file_is_named_with_its_file(tmp_path: Path) -> None:
+    found = _findings(tmp_path, {
+        "wrapper.py": """\
+            import torch
+
+
+            class Probe:
+                def __init__(self, model):
+                    self.model = model
+                    self.device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+            """,
+        "evaluate.py": """\
+            import torch
+            import torch.nn as nn
+
+            from wrapper import Probe
+
+
+            def load(path):
+                model = nn.Linear(8, 2)
+                model.load_state_dict(torch.load(path))
+                return Probe(model)
+
+
+            if __name__ == "__main__":
+                load("model.pt")
+            """,
+    }, "evaluate.py")
+    (finding,) = [f for f in found if f.code == "DEV201"]
+    assert "falls back to the CPU at line 7 of wrapper.py" in finding.message
+
+
+def test_a_cpu_fallback_in_the_same_file_is_named_by_its_line_only(tmp_path: Path) -> None:
+    found = _findings(tmp_path, {"train.py": """\
+        import torch
+        import torch.nn as nn
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = nn.Linear(8, 2)
+        model.load_state_dict(torch.load("pretrained.pt"))
+        model.to(device)
+        """}, "train.py")
+    (finding,) = [f for f in found if f.code == "DEV201"]
+    assert "(it falls back to the CPU at line 4)" in finding.message
