@@ -65,3 +65,60 @@ def test_a_cpu_fallback_in_the_same_file_is_named_by_its_line_only(tmp_path: Pat
         """}, "train.py")
     (finding,) = [f for f in found if f.code == "DEV201"]
     assert "(it falls back to the CPU at line 4)" in finding.message
+
+
+def _single(tmp_path: Path, text: str, code: str):
+    found = [f for f in _findings(tmp_path, {"prog.py": text}, "prog.py") if f.code == code]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_a_factory_hint_names_the_tensor_the_fix_uses(tmp_path: Path) -> None:
+    finding = _single(tmp_path, """\
+        import torch
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+        def jitter(x):
+            return x + 0.1 * x.std() * torch.rand(x.size())
+
+
+        print(jitter(torch.randn(4, 3).to(device)))
+        """, "DEV105")
+    assert "add `device=x.device`" in finding.message
+    assert "<tensor>" not in finding.message
+    assert "the other operand" not in finding.message
+
+
+def test_a_factory_meeting_a_module_is_not_told_to_read_module_device(tmp_path: Path) -> None:
+    finding = _single(tmp_path, """\
+        import torch
+        import torch.nn as nn
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        rnn = nn.GRU(8, 16).to(device)
+        hidden = torch.zeros(1, 4, 16)
+        out, _ = rnn(torch.randn(5, 4, 8, device=device), hidden)
+        """, "DEV105")
+    assert "`device=rnn.device`" not in finding.message
+    assert "<tensor>" not in finding.message
+
+
+def test_an_unnamed_device_operand_is_named_by_its_expression(tmp_path: Path) -> None:
+    finding = _single(tmp_path, """\
+        import torch
+
+        cuda = torch.cuda.is_available()
+        Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+
+
+        def penalty(n):
+            return (Tensor(n, 1).fill_(1.0) * 2) + torch.rand(n, 1)
+
+
+        print(penalty(4))
+        """, "DEV105")
+    assert "the other operand" not in finding.message
+    assert "`(Tensor(n, 1).fill_(1.0) * 2)` is on" in finding.message or "`Tensor(n, 1).fill_(1.0) * 2` is on" \
+        in finding.message
