@@ -122,3 +122,47 @@ def test_an_unnamed_device_operand_is_named_by_its_expression(tmp_path: Path) ->
     assert "the other operand" not in finding.message
     assert "`(Tensor(n, 1).fill_(1.0) * 2)` is on" in finding.message or "`Tensor(n, 1).fill_(1.0) * 2` is on" \
         in finding.message
+
+
+def test_the_device_side_is_named_by_the_variable_it_was_moved_into(tmp_path: Path) -> None:
+    finding = _single(tmp_path, """\
+        import torch
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        a = torch.tensor([1.0, 2.0, 3.0])
+        b = a.to(device)
+        print(a + b)
+        """, "DEV101")
+    assert "`b` is on `device`" in finding.message
+
+
+def test_a_move_made_with_cuda_is_advised_as_code_that_runs(tmp_path: Path) -> None:
+    finding = _single(tmp_path, """\
+        import torch
+        import torch.nn as nn
+        from torch.utils.data import DataLoader, TensorDataset
+
+        net = nn.Linear(8, 1)
+        if torch.cuda.is_available():
+            net.cuda()
+        loader = DataLoader(TensorDataset(torch.randn(32, 8), torch.randn(32, 1)), batch_size=4)
+        for x, y in loader:
+            out = net(x.cuda() if torch.cuda.is_available() else x)
+            loss = ((out - y) ** 2).mean()
+        """, "DEV101")
+    assert '`y = y.to("cuda")`' in finding.message
+    assert ".to(cuda)" not in finding.message
+
+
+def test_dev202_sits_on_the_line_of_the_cuda_call_in_a_chain(tmp_path: Path) -> None:
+    finding = _single(tmp_path, """\
+        import torch
+        import torch.nn as nn
+
+        model = nn.Sequential(
+            nn.Linear(4, 8),
+            nn.ReLU(),
+        ).cuda()
+        print(model(torch.randn(2, 4)))
+        """, "DEV202")
+    assert finding.line == 7

@@ -94,6 +94,13 @@ class Program:
 
         return conditions.compatible(a, b)
 
+    @staticmethod
+    def method_name(call: "cst.CSTNode") -> "cst.CSTNode":
+        """The method's name in a call `value.cuda()` (else the call itself): in a chain over
+        several lines, the line that asks for the method is the one to change."""
+        attribute = getattr(call, "func", None)
+        return getattr(attribute, "attr", None) or call
+
     # --- positions ---------------------------------------------------------------------
     def line(self, node: "cst.CSTNode") -> int:
         return self.locate(node)[1][0]

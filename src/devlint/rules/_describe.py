@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from devlint.analysis import devices
 from devlint.analysis.values import CALLER_IDENT, Value, Where
 from devlint.findings import Phase
 
@@ -74,4 +75,15 @@ def when_it_crashes(program: "Program", ctx: "Context | None", device: Value | N
 
 
 def device_expr(value: Value) -> str:
-    return value.place.device or "device"
+    """The device as Python code for a suggested `.to(...)`: the program's own variable, or a
+    string where the placement came from `.cuda()` or a literal (`"cuda"`, `f"cuda:{gpu}"`)."""
+    device = value.place.device or "device"
+    kind, colon, index = device.partition(":")
+    if kind not in _DEVICE_KINDS or not colon and devices.split(value.place.ident)[1]:
+        return device  # a variable, or one named `cuda` that falls back to the CPU
+    if not colon or index.isdigit():
+        return f'"{device}"'
+    return f'f"{kind}:{{{index}}}"'
+
+
+_DEVICE_KINDS = frozenset({"cuda", "mps", "xpu", "cpu"})

@@ -111,7 +111,7 @@ def unguarded_cuda(program):
             continue
         node, text = use
         yield Report(
-            node=node,
+            node=program.method_name(node) if not isinstance(event, Site) or event.kind is SiteKind.CUDA else node,
             message=(
                 f"{text} requires a CUDA GPU, and nothing in this file checks `torch.cuda.is_available()`: "
                 f"on a machine without one the script fails here. Choose the device once with a fallback, "
