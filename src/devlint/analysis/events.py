@@ -31,6 +31,7 @@ class Context:
     callers: tuple[str, ...] = ()  # the call chain that reached this function
     statement: "cst.CSTNode | None" = field(default=None, compare=False)
     path: str = ""  # the project file the code is in, when it is not the checked file
+    handler: bool = False  # inside an `except` handler: it runs only after that exception
 
     @property
     def in_loop(self) -> bool:

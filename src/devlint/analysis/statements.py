@@ -299,7 +299,7 @@ def exec_try(an: Analyzer, node: cst.Try, frame: Frame) -> None:
     an.exec_block(block(node.body), frame)
     envs = [frame.env]
     for handler in node.handlers:
-        hf = frame.child(join_envs(entry, frame.env, None))
+        hf = frame.child(join_envs(entry, frame.env, None), replace(frame.ctx, handler=True))
         an.exec_block(block(handler.body), hf)
         frame.returns.extend(hf.returns)
         if not terminates(block(handler.body)):
