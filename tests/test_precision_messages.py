@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 from devlint.engine import check_text
+from devlint.findings import Phase
 from devlint.project import ProjectIndex
 from devlint.rules import all_rules
 
@@ -166,3 +167,59 @@ def test_dev202_sits_on_the_line_of_the_cuda_call_in_a_chain(tmp_path: Path) -> 
         print(model(torch.randn(2, 4)))
         """, "DEV202")
     assert finding.line == 7
+
+
+def test_a_crash_before_the_training_loop_is_a_start_up_crash(tmp_path: Path) -> None:
+    finding = _single(tmp_path, """\
+        import torch
+        import torch.nn as nn
+        from torch.utils.data import DataLoader, TensorDataset
+
+
+        def train(model, loader, device):
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for x, y in loader:
+                loss = nn.functional.mse_loss(model(x.to(device)), y.to(device))
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+
+
+        def main():
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            model = nn.Linear(4, 1).to(device)
+            loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randn(8, 1)), batch_size=2)
+            loader = loader.to(device)
+            train(model, loader, device)
+
+
+        if __name__ == "__main__":
+            main()
+        """, "DEV108")
+    assert finding.phase is Phase.MODULE
+
+
+def test_a_move_in_another_file_is_named_with_its_file(tmp_path: Path) -> None:
+    found = _findings(tmp_path, {
+        "data.py": """\
+            import torch
+
+            DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+            def make_points(n):
+                return torch.randn(n, 2).to(DEVICE)
+            """,
+        "run.py": """\
+            import torch
+
+            from data import make_points
+
+            points = make_points(8)  # already .to(DEVICE)
+            offsets = torch.ones(8, 2)
+            print(points + offsets)
+            """,
+    }, "run.py")
+    messages = [f.message for f in found if f.code in ("DEV101", "DEV105")]
+    assert messages, found
+    assert all("moved at line 7 of data.py" in m for m in messages), messages

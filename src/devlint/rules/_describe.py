@@ -3,6 +3,7 @@ crashes, and the fix (style.md). Rules compose these; none of them decides anyth
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from devlint.analysis import devices
@@ -23,9 +24,16 @@ def where_from(program: "Program", value: Value) -> str:
     if origin is None or not origin.description:
         return ""
     if origin.node is not None:
-        line = program.position(origin.node)[0]
-        return f"{origin.description} at line {line}"
+        return f"{origin.description} at {line_of(program, origin.node)}"
     return origin.description
+
+
+def line_of(program: "Program", node: object) -> str:
+    """"line 7", or "line 7 of data.py" when the node is in another file than the checked one."""
+    path, span = program.locate(node)  # type: ignore[arg-type]
+    if path == program.path:
+        return f"line {span[0]}"
+    return f"line {span[0]} of {os.path.relpath(path, os.path.dirname(program.path) or '.')}"
 
 
 def on_path(meet: "Meet") -> str:
@@ -49,7 +57,7 @@ def device_side(program: "Program", value: Value) -> str:
     if origin is not None and origin.description.startswith("the output of") and origin.name:
         details.append(origin.description)
     if place.node is not None:
-        details.append(f"moved at line {program.position(place.node)[0]}")
+        details.append(f"moved at {line_of(program, place.node)}")
     if details:
         text += f" ({', '.join(details)})"
     return text
