@@ -223,3 +223,42 @@ def test_a_move_in_another_file_is_named_with_its_file(tmp_path: Path) -> None:
     messages = [f.message for f in found if f.code in ("DEV101", "DEV105")]
     assert messages, found
     assert all("moved at line 7 of data.py" in m for m in messages), messages
+
+
+def test_an_unnamed_module_input_is_named_by_its_expression(tmp_path: Path) -> None:
+    finding = _single(tmp_path, """\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class Smoother(nn.Module):
+            def __init__(self, width=5):
+                super().__init__()
+                self.register_buffer("kernel", torch.ones(1, 1, width) / width)
+
+            def forward(self, x):
+                return F.conv1d(x, self.kernel, padding=2)
+
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        net = nn.Conv1d(1, 1, 3, padding=1).to(device)
+        smoother = Smoother()
+        y = smoother(net(torch.randn(8, 1, 100).to(device)))
+        """, "DEV102")
+    assert "the other operand" not in finding.message
+    assert "`net(torch.randn(8, 1, 100).to(device))` is on `device`" in finding.message
+
+
+def test_a_host_use_without_a_name_says_the_argument(tmp_path: Path) -> None:
+    finding = _single(tmp_path, """\
+        import torch
+        import torch.nn as nn
+        import matplotlib.pyplot as plt
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        net = nn.Linear(4, 4).to(device)
+        plt.imshow(net(torch.randn(4, 4).to(device)))
+        """, "DEV109")
+    assert "the other operand" not in finding.message
+    assert finding.message.startswith("the argument is on `device`")

@@ -41,9 +41,9 @@ def on_path(meet: "Meet") -> str:
     return f" when {meet.condition}" if meet.condition else ""
 
 
-def device_side(program: "Program", value: Value) -> str:
-    """`outputs` is on `device` (moved at line 12)."""
-    name = value_name(value, "the other operand")
+def device_side(program: "Program", value: Value, fallback: str = "the other operand") -> str:
+    """`outputs` is on `device` (moved at line 12); `fallback` names a value with no name."""
+    name = value_name(value, fallback)
     place = value.place
     device = f"`{place.device}`" if place.device else "a device"
     if place.ident == CALLER_IDENT:
