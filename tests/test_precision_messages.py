@@ -262,3 +262,20 @@ def test_a_host_use_without_a_name_says_the_argument(tmp_path: Path) -> None:
         """, "DEV109")
     assert "the other operand" not in finding.message
     assert finding.message.startswith("the argument is on `device`")
+
+
+def test_the_advice_assigns_to_the_variable_not_to_a_call(tmp_path: Path) -> None:
+    finding = _single(tmp_path, """\
+        import torch
+        import transformers
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        tok = transformers.AutoTokenizer.from_pretrained("t5-small")
+        model = transformers.T5ForConditionalGeneration.from_pretrained("t5-small").to(device)
+        enc = tok(["translate: hello"], return_tensors="pt").to(device)
+        target = tok(text_target=["hallo"], return_tensors="pt")["input_ids"]
+        out = model(**enc, labels=target.to(device))
+        loss = torch.nn.functional.cross_entropy(out.logits[0], target[0])
+        """, "DEV101")
+    assert "`target = target.to(device)`" in finding.message
+    assert ')["input_ids"] =' not in finding.message

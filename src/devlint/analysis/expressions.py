@@ -90,6 +90,8 @@ def item_of(an: Analyzer, value: Value, key: object, text: str) -> Value:
     """`value[key]` / unpacking position `key` / attribute `key` of a batch."""
     if value.has(Fact.HF_DATASET) or value.has(Fact.PLOT_AXES) or value.has(Fact.PLOT_FIGURE):
         return value  # `dataset["train"]`, `axes[0, 1]`, `subfigs[0]`
+    if "(" in text:
+        text = ""  # `tok(...)["input_ids"]` is no name to move: the variable it is bound to is
     if key is not None:
         field = value.get_field(key)
         if field is None and isinstance(key, int) and key < 0 and value.kind in (Kind.TUPLE, Kind.LIST, Kind.BATCH) \
