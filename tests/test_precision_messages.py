@@ -279,3 +279,71 @@ def test_the_advice_assigns_to_the_variable_not_to_a_call(tmp_path: Path) -> Non
         """, "DEV101")
     assert "`target = target.to(device)`" in finding.message
     assert ')["input_ids"] =' not in finding.message
+
+
+def test_dev111_advice_is_a_device_expression_not_a_flag(tmp_path: Path) -> None:
+    finding = _single(tmp_path, """\
+        import torch
+        import torch.nn as nn
+
+        cuda = True if torch.cuda.is_available() else False
+        critic = nn.Linear(4, 1)
+        if cuda:
+            critic.cuda()
+        Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+
+
+        def penalty(real):
+            alpha = torch.rand(real.size(0), 1)
+            alpha = alpha.cuda()
+            return critic(alpha * real)
+
+
+        print(penalty(torch.randn(8, 4).type(Tensor)))
+        """, "DEV111")
+    assert ".to(cuda)" not in finding.message
+    assert '.to("cuda" if ' in finding.message
+
+
+_HELPER_CHECKS = """\
+    import torch
+
+
+    def select_device(device=""):
+        text = "torch"
+        cpu = device.lower() == "cpu"
+        mps = device.lower() == "mps"
+        if not cpu and not mps and torch.cuda.is_available():
+            for i, d in enumerate(device.split(",") if device else "0"):
+                props = torch.cuda.get_device_properties(i)
+                text += f" CUDA:{d} ({props.name})"
+            return torch.device("cuda:0"), text
+        return torch.device("cpu"), text
+    """
+
+
+def test_a_helper_file_that_checks_for_a_gpu_is_not_told_it_checks_nothing(tmp_path: Path) -> None:
+    found = _findings(tmp_path, {"helpers.py": _HELPER_CHECKS, "train.py": """\
+        import torch.nn as nn
+
+        from helpers import select_device
+
+        device, text = select_device("0")
+        model = nn.Linear(4, 2).to(device)
+        print(text, model)
+        """}, "train.py")
+    assert not [f for f in found if f.code == "DEV202"], found
+
+
+def test_the_scripts_own_unguarded_cuda_is_still_reported(tmp_path: Path) -> None:
+    found = _findings(tmp_path, {"helpers.py": _HELPER_CHECKS, "train.py": """\
+        import torch
+        import torch.nn as nn
+
+        from helpers import select_device
+
+        device, text = select_device("0")
+        model = nn.Linear(4, 2).cuda()
+        print(text, model(torch.randn(3, 4).cuda()))
+        """}, "train.py")
+    assert [(Path(f.path).name, f.line) for f in found if f.code == "DEV202"] == [("train.py", 7)]

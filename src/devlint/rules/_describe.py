@@ -87,11 +87,22 @@ def device_expr(value: Value) -> str:
     string where the placement came from `.cuda()` or a literal (`"cuda"`, `f"cuda:{gpu}"`)."""
     device = value.place.device or "device"
     kind, colon, index = device.partition(":")
-    if kind not in _DEVICE_KINDS or not colon and devices.split(value.place.ident)[1]:
-        return device  # a variable, or one named `cuda` that falls back to the CPU
+    if kind not in _DEVICE_KINDS:
+        return device  # the program's own variable
+    if not colon and kind != "cpu" and value.place.where is Where.COND and _is_expression(value.place.cond):
+        return f'"{kind}" if {value.place.cond} else "cpu"'  # `.cuda()` under `if use_cuda:`
+    if not colon and kind != "cpu" and devices.split(value.place.ident)[1]:
+        # a device that falls back (or a variable `cuda` that does): the same choice
+        test = devices.fallback_condition(value.place.ident) or "torch.cuda.is_available()"
+        return f'"{kind}" if {test} else "cpu"'
     if not colon or index.isdigit():
         return f'"{device}"'
     return f'f"{kind}:{{{index}}}"'
 
 
 _DEVICE_KINDS = frozenset({"cuda", "mps", "xpu", "cpu"})
+
+
+def _is_expression(text: str) -> bool:
+    """A test written as a plain name or attribute chain (`use_cuda`, `args.cuda`)."""
+    return bool(text) and all(part.isidentifier() for part in text.split("."))

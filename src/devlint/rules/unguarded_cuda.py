@@ -47,8 +47,9 @@ rule = Rule(
         for a GPU first, unless the helper itself makes something on CUDA or calls a CUDA-only
         function such as `torch.cuda.set_device`. A file with any availability check
         (`torch.cuda.is_available()`, `device_count()`), a device with a CPU fallback, or an
-        `if` on a user's GPU switch (`if args.cuda:`) is not reported, nor is a program that
-        starts an NCCL process group (it needs GPUs by design).
+        `if` on a user's GPU switch (`if args.cuda:`) is not reported, nor is a use in a
+        project file the checked one calls when that file has such a check itself, nor a program
+        that starts an NCCL process group (it needs GPUs by design).
     """,
 )
 
@@ -94,9 +95,10 @@ def _made_here(event) -> bool:
 
 @rule.check
 def unguarded_cuda(program):
-    for kind in (SiteKind.CUDA_QUERY, SiteKind.CPU_FALLBACK, SiteKind.CUDA_FLAG, SiteKind.CPU_OPTION):
-        if any(not site.ctx.path for site in program.sites(kind)):
-            return  # a check in this file (one in a helper file guards only what goes through it)
+    checked = {site.ctx.path for kind in (SiteKind.CUDA_QUERY, SiteKind.CPU_FALLBACK, SiteKind.CUDA_FLAG,
+                                          SiteKind.CPU_OPTION) for site in program.sites(kind)}
+    if "" in checked:
+        return  # a check in this file (one in a helper file guards only what goes through it)
     if _nccl(program):
         return
     in_entry = False
@@ -107,8 +109,8 @@ def unguarded_cuda(program):
         if in_entry and not _made_here(event):
             continue  # a helper moving what its caller gives may be called only after a check
         use = _use(event)
-        if use is None or event.ctx.guarded:
-            continue
+        if use is None or event.ctx.guarded or event.ctx.path in checked:
+            continue  # a use in a helper file that checks for a GPU itself is that file's business
         node, text = use
         yield Report(
             node=program.method_name(node) if not isinstance(event, Site) or event.kind is SiteKind.CUDA else node,
