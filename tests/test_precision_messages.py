@@ -52,6 +52,7 @@ def test_a_cpu_fallback_in_another_file_is_named_with_its_file(tmp_path: Path) -
     }, "evaluate.py")
     (finding,) = [f for f in found if f.code == "DEV201"]
     assert "falls back to the CPU at line 7 of wrapper.py" in finding.message
+    assert 'Pass `map_location="cpu"`' in finding.message  # `self.device` of wrapper.py is no name here
 
 
 def test_a_cpu_fallback_in_the_same_file_is_named_by_its_line_only(tmp_path: Path) -> None:

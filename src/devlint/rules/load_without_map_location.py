@@ -73,8 +73,6 @@ rule = Rule(
 def load_without_map_location(program):
     if not supports_cpu(program):
         return
-    where: str | None = None  # resolving a position costs a codegen of the file: only when reporting
-    device = fallback_device_text(program) or "\"cpu\""
     saves: list[tuple[int, Site]] | None = None
     for index, site in enumerate(program.events):
         if not isinstance(site, Site) or site.kind is not SiteKind.LOAD or site.ctx.guarded:
@@ -86,8 +84,8 @@ def load_without_map_location(program):
             saves = [(i, e) for i, e in enumerate(program.events) if isinstance(e, Site) and e.kind is SiteKind.SAVE]
         if _written_here(program, site, index, saves) or _after_unconditional_cuda(program, site, index):
             continue
-        if where is None:
-            where = _cpu_evidence(program, site)
+        where = _cpu_evidence(program, site)  # positions cost a codegen of the file: only when reporting
+        device = fallback_device_text(program, site) or "\"cpu\""  # a name the loading code can read
         short = site.callee.replace("torch.utils.model_zoo.", "model_zoo.")
         yield Report(
             node=site.node,
