@@ -348,3 +348,18 @@ def test_the_scripts_own_unguarded_cuda_is_still_reported(tmp_path: Path) -> Non
         print(text, model(torch.randn(3, 4).cuda()))
         """}, "train.py")
     assert [(Path(f.path).name, f.line) for f in found if f.code == "DEV202"] == [("train.py", 7)]
+
+
+def test_a_move_with_cuda_of_an_index_is_advised_as_an_f_string(tmp_path: Path) -> None:
+    finding = _single(tmp_path, """\
+        import torch
+        import torch.nn as nn
+
+        gpu = 0
+        net = nn.Linear(3, 1)
+        net.cuda(gpu)
+        x = torch.tensor([[1.0, 2.0, 3.0]])
+        print(net(x))
+        """, "DEV101")
+    assert 'x = x.to(f"cuda:{gpu}")' in finding.message
+    assert ".to(cuda:gpu)" not in finding.message
