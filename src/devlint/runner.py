@@ -93,7 +93,8 @@ def _step_to_cells(unit: SourceUnit, step: Evidence) -> Evidence:
 
 
 # "moved at line 9" in a message counts lines of the joined cells; say where that is in the notebook
-_LINE_MENTION = re.compile(r"\bline (\d+)\b")
+# ("line 344 of clip/model.py" is a line of another file: it stays)
+_LINE_MENTION = re.compile(r"\bline (\d+)\b(?! of )")
 
 
 def _cell_line(unit: SourceUnit, joined_line: int, cell: int) -> str:

@@ -31,6 +31,7 @@ class Context:
     callers: tuple[str, ...] = ()  # the call chain that reached this function
     statement: "cst.CSTNode | None" = field(default=None, compare=False)
     path: str = ""  # the project file the code is in, when it is not the checked file
+    handler: bool = False  # inside an `except` handler: it runs only after that exception
 
     @property
     def in_loop(self) -> bool:
@@ -106,6 +107,7 @@ class SiteKind(enum.Enum):
     WORKER_MOVE = "worker_move"  # device work that runs where a DataLoader builds batches
     FACTORY = "factory"  # a tensor factory (torch.zeros, torch.tensor, ...)
     LOAD = "load"  # a checkpoint is loaded (torch.load & co.)
+    SAVE = "save"  # torch.save(obj, f): `value` is what is saved
     ENV = "env"  # an environment variable is set
     CUDA = "cuda"  # a torch.cuda call, `.cuda()`, or `.to("cuda")`
     CUDA_QUERY = "cuda_query"  # torch.cuda.is_available() / device_count()
@@ -156,7 +158,8 @@ class Site(Event):
     value: Value
     args: tuple[Argument, ...] = ()
     text: str = ""
-    # ENV: the variable names written ("" when a name is not a literal)
+    # ENV: the variable names written ("" when a name is not a literal); LOAD / SAVE: the
+    # file, as analysis/files.py identifies it (empty when no argument names it)
     names: tuple[str, ...] = ()
     # FACTORY in a loop: its data is the same on every iteration (a literal, or names the loop
     # never rebinds; DEV303)

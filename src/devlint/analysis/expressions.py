@@ -43,6 +43,7 @@ from devlint.knowledge import torch as tk
 _INT_LITERALS: dict[str, Value] = {}  # "4" -> SCALAR with fact int=4 (values are immutable)
 _STR_LITERALS: dict[str, Value] = {}  # "cpu" -> STR with fact str=cpu
 _MAX_KNOWN_STRING = 40
+_CPU_WEIGHTS_URL = STR.with_facts(Fact.CPU_WEIGHTS)  # "https://download.pytorch.org/models/..."
 # tests that can say something about the names they test (analysis/narrowing.py)
 _NARROWING_TESTS = (cst.Call, cst.Comparison, cst.UnaryOperation, cst.BooleanOperation)
 _INDEXED_FSTRING = re.compile(r"([a-z]+):\{\}")
@@ -91,6 +92,8 @@ def item_of(an: Analyzer, value: Value, key: object, text: str) -> Value:
     """`value[key]` / unpacking position `key` / attribute `key` of a batch."""
     if value.has(Fact.HF_DATASET) or value.has(Fact.PLOT_AXES) or value.has(Fact.PLOT_FIGURE):
         return value  # `dataset["train"]`, `axes[0, 1]`, `subfigs[0]`
+    if "(" in text:
+        text = ""  # `tok(...)["input_ids"]` is no name to move: the variable it is bound to is
     if key is not None:
         field = value.get_field(key)
         if field is None and isinstance(key, int) and key < 0 and value.kind in (Kind.TUPLE, Kind.LIST, Kind.BATCH) \
@@ -257,7 +260,7 @@ def string_literal(text: str, node: cst.CSTNode | None = None) -> Value:
     if place is not None:
         return Value(Kind.STR, place, facts=frozenset({Fact.DEVICE_STR, str_fact_of(text)}))
     if len(text) > _MAX_KNOWN_STRING:
-        return STR
+        return _CPU_WEIGHTS_URL if text.startswith(tk.CPU_WEIGHT_URLS) else STR
     known = _STR_LITERALS.get(text)
     if known is None:
         known = STR.with_facts(str_fact_of(text))

@@ -157,6 +157,16 @@ def _inputs(args: Args, kwargs: Kwargs) -> list[Value]:
     return inputs
 
 
+def _input_sources(node: cst.Call, args: Args, kwargs: Kwargs, inputs: list[Value]) -> list | None:
+    """The expressions of a module call's inputs, when each positional argument is one input
+    (messages name an unnamed input by them: `net(x)` in `smoother(net(x))`)."""
+    positional = [a.value for a in node.args if a.keyword is None and not a.star]
+    if kwargs or len(positional) != len(args) or len(inputs) != len(args) \
+            or not all(is_tensor_operand(a) and a.kind not in CONTAINERS for a in args):
+        return None
+    return [None] + positional
+
+
 def call_module(an: Analyzer, module: Value, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
     inputs = _inputs(args, kwargs)
     name = code_of(node.func)
@@ -180,7 +190,7 @@ def call_module(an: Analyzer, module: Value, node: cst.Call, args: Args, kwargs:
             # block's device; the wrapper's own weights still must be placed
             reported = an.meet(node, [weights] + [v for v in inputs if v.place.on_device], operation, frame)
         else:
-            reported = an.meet(node, [weights] + inputs, operation, frame)
+            reported = an.meet(node, [weights] + inputs, operation, frame, _input_sources(node, args, kwargs, inputs))
     if method is None and module.place.on_device and not reported:
         # a library model: its forward runs every registered part on the inputs
         for part in effective_host_parts(module):

@@ -144,7 +144,9 @@ def move_value(an: Analyzer, node: cst.Call, receiver: Value, target: Placement,
         rebind_submodules(an, frame, moved, receiver.identity)
         return moved
     if kind in (Kind.TENSOR, Kind.UNKNOWN):
-        return Value(Kind.TENSOR if kind is Kind.TENSOR else Kind.UNKNOWN, target, receiver.origin,
+        # a new tensor: it keeps where it came from, not the name (`b = a.to(device)` is `b`)
+        origin = replace(receiver.origin, name="") if receiver.origin is not None else None
+        return Value(Kind.TENSOR if kind is Kind.TENSOR else Kind.UNKNOWN, target, origin,
                      facts=receiver.facts - {Fact.ZERO_DIM} if not receiver.is_zero_dim else receiver.facts)
     if kind is Kind.ENCODING:  # BatchEncoding.to moves its fields in place and returns itself
         moved = receiver.evolve(place=target, fields=tuple((k, v.at(target) if v.kind is Kind.TENSOR else v)

@@ -23,16 +23,19 @@ from devlint.analysis.values import (
     ORIGIN_ATTRIBUTE,
     ORIGIN_DATA,
     ORIGIN_FACTORY,
+    ORIGIN_OTHER,
     ORIGIN_OUTSIDE_TREE,
     SCALAR,
     STR,
     UNKNOWN,
     Kind,
+    Origin,
     Placement,
     Value,
     Where,
     array,
 )
+from devlint.analysis.syntax import code_of
 from devlint.analysis.vocabulary import Fact
 
 
@@ -45,7 +48,8 @@ def binary(an: Analyzer, node: cst.CSTNode, left: Value, right: Value, op: str, 
         listed = left if left.kind is Kind.LIST else right  # `[placeholder] * n`
         element = an.element_of(listed)
         return Value(Kind.LIST, element.place if element.kind is Kind.TENSOR else NO_TENSORS, elem=element)
-    tensors = [v for v in (left, right) if is_tensor_operand(v)]
+    pairs = [(v, side) for v, side in ((left, "left"), (right, "right")) if is_tensor_operand(v)]
+    tensors = [v for v, _ in pairs]
     if not tensors:
         if left.kind is Kind.SCALAR and right.kind is Kind.SCALAR:
             return SCALAR
@@ -53,14 +57,18 @@ def binary(an: Analyzer, node: cst.CSTNode, left: Value, right: Value, op: str, 
             return host_consumer(an, node, [left, right], f"a NumPy operation `{op}`", frame,
                                  result=array(node, left if left.kind is Kind.NDARRAY else right))
         return UNKNOWN
-    meet(an, node, tensors, f"`{op}`", frame)
+    sources = [getattr(node, side, None) for _, side in pairs] if isinstance(node, cst.BinaryOperation) else None
+    meet(an, node, tensors, f"`{op}`", frame, sources)
     if left.kind is Kind.NDARRAY or right.kind is Kind.NDARRAY:
         host_consumer(an, node, [left, right], f"a NumPy operation `{op}`", frame)
     return tensor_result(tensors, zero_dim=all(t.is_zero_dim for t in tensors))
 
 
-def meet(an: Analyzer, node: cst.CSTNode, operands: list[Value], operation: str, frame: Frame) -> bool:
+def meet(an: Analyzer, node: cst.CSTNode, operands: list[Value], operation: str, frame: Frame,
+         sources: list[cst.CSTNode | None] | None = None) -> bool:
     """Record host values meeting device values among `operands`, path by path; True if any did.
+    `sources`, when given, are the operands' expressions: a device side with no name of its
+    own is named by its expression in messages (`0.5 * x.std()`, not "the other operand").
 
     A meet needs a path on which one operand is on the host and another on a device: paths of
     the CPU-only machine do not count (a GPU run is the premise of every such crash), nor does a
@@ -76,7 +84,7 @@ def meet(an: Analyzer, node: cst.CSTNode, operands: list[Value], operation: str,
     for index, value in enumerate(operands):
         if value.is_zero_dim or value.has(Fact.MANAGED):
             continue
-        event = _first_meet(an, node, operands, index, value, sides, operation, frame)
+        event = _first_meet(an, node, operands, index, value, sides, operation, frame, sources)
         if event is not None:
             an.emit(event)
             found = True
@@ -85,7 +93,7 @@ def meet(an: Analyzer, node: cst.CSTNode, operands: list[Value], operation: str,
 
 
 def _first_meet(an: Analyzer, node: cst.CSTNode, operands: list[Value], index: int, value: Value,
-                sides: list, operation: str, frame: Frame) -> Meet | None:
+                sides: list, operation: str, frame: Frame, sources: list[cst.CSTNode | None] | None) -> Meet | None:
     for condition, place in alternatives(value.place):
         if not place.on_host or conditions.on_cpu_machine(condition):
             continue
@@ -106,7 +114,10 @@ def _first_meet(an: Analyzer, node: cst.CSTNode, operands: list[Value], index: i
             # say when the host side is on the host (that is what the user must change); the
             # device side's own condition only when the host side has none
             shown = condition if not conditions.is_premise(condition) else both
-            return Meet(node, an.ctx(frame), value.at(place), operands[other].at(device_place), operation,
+            device = operands[other].at(device_place)
+            if sources is not None and not device.label and sources[other] is not None:
+                device = _named_by(device, sources[other])
+            return Meet(node, an.ctx(frame), value.at(place), device, operation,
                         likely=likely, condition=conditions.describe(shown) if likely else "",
                         tests=_deciding(an, shown, frame) if likely else ())
     return None
@@ -122,6 +133,18 @@ def _deciding(an: Analyzer, condition: conditions.Condition, frame: Frame) -> tu
         if test is not None:
             found.append((literal, test))
     return tuple(found)
+
+
+_MAX_NAMED_EXPRESSION = 40
+
+
+def _named_by(value: Value, source: cst.CSTNode) -> Value:
+    """The device side named by its expression as written, when that is short enough to read."""
+    text = " ".join(code_of(source).split())
+    if not text or len(text) > _MAX_NAMED_EXPRESSION:
+        return value
+    origin = value.origin if value.origin is not None else Origin(ORIGIN_OTHER)
+    return value.evolve(origin=replace(origin, name=text))
 
 
 # what library code itself puts on the host (library mode: only these meet the caller's device)

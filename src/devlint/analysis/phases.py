@@ -40,6 +40,7 @@ __all__ = ["PhaseOracle"]
 
 TRAIN = "train"
 AFTER = "after"
+BEFORE = "before"  # ahead of the training loop in a function that trains: it runs at start-up
 NONE = ""
 
 _EVAL = conventions.EVALUATION_NAMES
@@ -174,7 +175,7 @@ def _header(stmt: cst.CSTNode) -> list[cst.CSTNode]:
 @dataclass(frozen=True)
 class _Facts:
     owner: cst.FunctionDef | None  # the function the statement is in; None at module level
-    verdict: str  # TRAIN, AFTER or NONE, from the owner's own body
+    verdict: str  # TRAIN, AFTER, BEFORE or NONE, from the owner's own body
     region: int  # index of the `.eval()` region it is in, -1 for none
 
 
@@ -245,6 +246,8 @@ class PhaseOracle:
             return Phase.TRAINING
         if verdict == AFTER:
             return Phase.EVALUATION
+        if verdict == BEFORE:
+            return Phase.MODULE
         if eval_mode or ctx.no_grad or any(_EVAL.search(name) for name in names):
             return Phase.EVALUATION if self.trains else Phase.INFERENCE
         if not self.trains:
@@ -414,6 +417,7 @@ class PhaseOracle:
                     region: list[int]) -> None:
         after = False
         sites = self._sites.setdefault(id(owner) if owner is not None else None, [])
+        ahead: list[int] = []  # statements of this block before its first training loop
         for stmt in stmts:
             if isinstance(stmt, cst.FunctionDef):
                 self._walk_owner(stmt, self._suite(stmt.body))
@@ -449,7 +453,12 @@ class PhaseOracle:
                     child = verdict if verdict == AFTER else (TRAIN if loop_body and loop_trains else verdict)
                     self._walk_block(owner, block, child, region)
             if self._is_unit(stmt):
+                if not after and inherited == NONE:
+                    for key in ahead:  # `loader = loader.to(device)` in main() before training
+                        self._facts[key] = _Facts(owner, BEFORE, self._facts[key].region)
                 after = True
+            elif not after and not loop_trains:
+                ahead.append(id(stmt))
 
     @staticmethod
     def _is_driver(module: cst.Module) -> bool:

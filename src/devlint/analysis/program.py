@@ -100,6 +100,20 @@ class Program:
                 found.append((test, words))
         return found
 
+    @staticmethod
+    def compatible(a: frozenset, b: frozenset) -> bool:
+        """Two path conditions (`Site.when`) can hold together (analysis/conditions.py)."""
+        from devlint.analysis import conditions
+
+        return conditions.compatible(a, b)
+
+    @staticmethod
+    def method_name(call: "cst.CSTNode") -> "cst.CSTNode":
+        """The method's name in a call `value.cuda()` (else the call itself): in a chain over
+        several lines, the line that asks for the method is the one to change."""
+        attribute = getattr(call, "func", None)
+        return getattr(attribute, "attr", None) or call
+
     # --- positions ---------------------------------------------------------------------
     def line(self, node: "cst.CSTNode") -> int:
         return self.locate(node)[1][0]

@@ -227,7 +227,7 @@ def exec_for(an: Analyzer, node: cst.For, frame: Frame) -> None:
         elem = an.dataset_item(iterable, node, frame, Origin(ORIGIN_BATCH, node.iter,
                                                              f"an item of `{code_of(node.iter)}`"))
     kind = "data" if an.is_data_iter(iterable) else ("epoch" if "range" in code_of(node.iter)[:6] else "other")
-    keys = _mapping_keys(iterable) if isinstance(node.target, cst.Name) else ()
+    keys = _mapping_keys(_keys_of(an, node.iter, iterable, frame)) if isinstance(node.target, cst.Name) else ()
 
     def body(f: Frame) -> None:
         if keys:  # `for k in batch: batch[k] = batch[k].to(device)`: the body runs once per key
@@ -243,6 +243,22 @@ def exec_for(an: Analyzer, node: cst.For, frame: Frame) -> None:
 
 
 _MAX_KEY_PASSES = 12
+_KEY_VIEWS = frozenset({"list", "tuple", "sorted"})
+
+
+def _keys_of(an: Analyzer, iterated: cst.BaseExpression, value: Value, frame: Frame) -> Value:
+    """The mapping whose keys a loop runs over: `batch`, `batch.keys()`, `list(batch.keys())`,
+    `list(batch)` (only a plain name or attribute is read again: it has no side effects)."""
+    node = iterated
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _KEY_VIEWS \
+            and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
+        node = node.args[0].value
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "keys" \
+            and not node.args:
+        node = node.func.value
+    if node is iterated or not isinstance(node, (cst.Name, cst.Attribute)):
+        return value
+    return an.eval(node, frame)
 
 
 def _mapping_keys(value: Value) -> tuple[str, ...]:
@@ -305,7 +321,7 @@ def exec_try(an: Analyzer, node: cst.Try, frame: Frame) -> None:
     an.exec_block(block(node.body), frame)
     envs = [frame.env]
     for handler in node.handlers:
-        hf = frame.child(join_envs(entry, frame.env, None))
+        hf = frame.child(join_envs(entry, frame.env, None), replace(frame.ctx, handler=True))
         an.exec_block(block(handler.body), hf)
         frame.returns.extend(hf.returns)
         if not terminates(block(handler.body)):

@@ -230,6 +230,16 @@ def array(node: "cst.CSTNode | None", like: Value | None = None) -> Value:
         return Value(Kind.NDARRAY, HOST, like.origin)
     return Value(Kind.NDARRAY, HOST, Origin(ORIGIN_MADE, node) if node is not None else None)
 
+def holds_only_host(value: Value) -> bool:
+    """The value holds tensors on the host only, or none at all (strings, numbers, containers
+    of those): saved, it loads on any machine (DEV201)."""
+    if value.place.on_host or value.kind in (Kind.STR, Kind.SCALAR, Kind.NONE):
+        return True
+    if value.kind in CONTAINERS:
+        parts = [part for _, part in value.fields] + ([value.elem] if value.elem is not None else [])
+        return bool(parts) and all(holds_only_host(part) for part in parts)
+    return False
+
 
 def ref(qualname: str) -> Value:
     """An imported name (`torch.nn.Linear`), as the import table resolves it."""

@@ -40,6 +40,7 @@ class Fact:
     MPS_AVAILABLE = "mps_available"  # the result of torch.backends.mps.is_available()
     CPU_FALLBACK = "cpu_fallback"  # a device chosen between a GPU and the CPU
     DEVICE_STR = "device_str"  # a string naming a device ("cuda:1")
+    CPU_WEIGHTS = "cpu_weights"  # the URL of officially published weights, saved from CPU tensors
     # containers and iteration
     EMPTY = "empty"  # an empty list literal
     DATA_ITER = "data_iter"  # iterating it yields batches (enumerate(loader), zip(loader, ...))

@@ -143,11 +143,18 @@ def factory_device(program: "Program", meet: "Meet") -> Fix | None:
     call = meet.host.origin.node if meet.host.origin is not None else None
     if not isinstance(call, cst.Call) or any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
         return None
-    reference = _tensor_in_arguments(call)
+    reference = factory_reference(meet)
     if reference is None:
         return None
     return edits.add_keyword(program, call, "device", f"{reference}.device",
                              f"create it on the device: `device={reference}.device`", safe=False)
+
+
+def factory_reference(meet: "Meet") -> str | None:
+    """The tensor whose device a DEV105 factory should take: one its own arguments already read
+    (`x` in `torch.zeros(x.size(0), n)`); the message names the same one."""
+    call = meet.host.origin.node if meet.host.origin is not None else None
+    return _tensor_in_arguments(call) if isinstance(call, cst.Call) else None
 
 
 def _tensor_in_arguments(call: cst.Call) -> str | None:

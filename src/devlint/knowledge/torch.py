@@ -325,6 +325,10 @@ CANONICAL_PREFIXES = (
 
 CHECKPOINT_LOADERS = frozenset({"torch.load", "torch.hub.load_state_dict_from_url",
                                 "torch.utils.model_zoo.load_url"})
+CHECKPOINT_SAVERS = frozenset({"torch.save"})
+# where the official weights are published: torchvision and the hub save them from CPU
+# tensors and load them without `map_location` themselves (DEV201)
+CPU_WEIGHT_URLS = ("https://download.pytorch.org/", "http://download.pytorch.org/")
 # words in the path of a checkpoint whose state holds no CUDA tensor, so it loads anywhere
 # (DEV201): RNG states (`torch.cuda.get_rng_state_all()` returns CPU tensors), LR schedulers
 # and GradScaler (`state_dict()` of both holds Python numbers)

@@ -3,8 +3,10 @@ crashes, and the fix (style.md). Rules compose these; none of them decides anyth
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
+from devlint.analysis import devices
 from devlint.analysis.values import CALLER_IDENT, Value, Where
 from devlint.findings import Phase
 
@@ -22,9 +24,16 @@ def where_from(program: "Program", value: Value) -> str:
     if origin is None or not origin.description:
         return ""
     if origin.node is not None:
-        line = program.position(origin.node)[0]
-        return f"{origin.description} at line {line}"
+        return f"{origin.description} at {line_of(program, origin.node)}"
     return origin.description
+
+
+def line_of(program: "Program", node: object) -> str:
+    """"line 7", or "line 7 of data.py" when the node is in another file than the checked one."""
+    path, span = program.locate(node)  # type: ignore[arg-type]
+    if path == program.path:
+        return f"line {span[0]}"
+    return f"line {span[0]} of {os.path.relpath(path, os.path.dirname(program.path) or '.')}"
 
 
 def on_path(meet: "Meet") -> str:
@@ -32,9 +41,9 @@ def on_path(meet: "Meet") -> str:
     return f" when {meet.condition}" if meet.condition else ""
 
 
-def device_side(program: "Program", value: Value) -> str:
-    """`outputs` is on `device` (moved at line 12)."""
-    name = value_name(value, "the other operand")
+def device_side(program: "Program", value: Value, fallback: str = "the other operand") -> str:
+    """`outputs` is on `device` (moved at line 12); `fallback` names a value with no name."""
+    name = value_name(value, fallback)
     place = value.place
     device = f"`{place.device}`" if place.device else "a device"
     if place.ident == CALLER_IDENT:
@@ -48,7 +57,7 @@ def device_side(program: "Program", value: Value) -> str:
     if origin is not None and origin.description.startswith("the output of") and origin.name:
         details.append(origin.description)
     if place.node is not None:
-        details.append(f"moved at line {program.position(place.node)[0]}")
+        details.append(f"moved at {line_of(program, place.node)}")
     if details:
         text += f" ({', '.join(details)})"
     return text
@@ -74,4 +83,26 @@ def when_it_crashes(program: "Program", ctx: "Context | None", device: Value | N
 
 
 def device_expr(value: Value) -> str:
-    return value.place.device or "device"
+    """The device as Python code for a suggested `.to(...)`: the program's own variable, or a
+    string where the placement came from `.cuda()` or a literal (`"cuda"`, `f"cuda:{gpu}"`)."""
+    device = value.place.device or "device"
+    kind, colon, index = device.partition(":")
+    if kind not in _DEVICE_KINDS:
+        return device  # the program's own variable
+    if not colon and kind != "cpu" and value.place.where is Where.COND and _is_expression(value.place.cond):
+        return f'"{kind}" if {value.place.cond} else "cpu"'  # `.cuda()` under `if use_cuda:`
+    if not colon and kind != "cpu" and devices.split(value.place.ident)[1]:
+        # a device that falls back (or a variable `cuda` that does): the same choice
+        test = devices.fallback_condition(value.place.ident) or "torch.cuda.is_available()"
+        return f'"{kind}" if {test} else "cpu"'
+    if not colon or index.isdigit():
+        return f'"{device}"'
+    return f'f"{kind}:{{{index}}}"'
+
+
+_DEVICE_KINDS = frozenset({"cuda", "mps", "xpu", "cpu"})
+
+
+def _is_expression(text: str) -> bool:
+    """A test written as a plain name or attribute chain (`use_cuda`, `args.cuda`)."""
+    return bool(text) and all(part.isidentifier() for part in text.split("."))

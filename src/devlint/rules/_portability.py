@@ -47,9 +47,12 @@ def supports_cpu(program: "Program") -> bool:
     return any(move.ctx.guarded and move.target.on_device for move in program.moves)
 
 
-def fallback_device_text(program: "Program") -> str:
-    """The name the program gives its GPU-or-CPU device (`device`), for fix suggestions."""
+def fallback_device_text(program: "Program", at: "Site | None" = None) -> str:
+    """The name the program gives its GPU-or-CPU device (`device`), for fix suggestions; with
+    `at`, only a name that code can read (a move in its file, in its function or at module level)."""
     for move in program.moves:
+        if at is not None and (move.ctx.path != at.ctx.path or move.ctx.function not in ("<module>", at.ctx.function)):
+            continue
         if devices.split(devices.effective(move.target))[1] and move.device_name:
             return move.device_name
     return ""

@@ -44,7 +44,8 @@ rule = Rule(
     default_enabled=False,
     limits="""
         Only calls inside a loop over a DataLoader or Dataset (directly or through a called
-        function) are reported; once per epoch is fine.
+        function) are reported; once per epoch is fine, and so is a call in an `except`
+        handler (after an out-of-memory error), which does not run on every step.
     """,
 )
 
@@ -52,7 +53,7 @@ rule = Rule(
 @rule.check
 def empty_cache_in_loop(program):
     for made in program.sites(SiteKind.EMPTY_CACHE):
-        if not made.ctx.in_data_loop:
+        if not made.ctx.in_data_loop or made.ctx.handler:  # an OOM handler runs after an OOM, not every step
             continue
         yield Report(
             node=made.node,

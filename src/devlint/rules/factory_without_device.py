@@ -1,7 +1,7 @@
 """DEV105 factory-without-device: a tensor made with no `device=` meets device tensors."""
 
 from devlint._lazy import lazy_import
-from devlint.analysis.values import ORIGIN_FACTORY
+from devlint.analysis.values import ORIGIN_FACTORY, Kind
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_side, value_name, when_it_crashes
 from devlint.rules import _evidence as evidence
@@ -78,18 +78,32 @@ def host_factories_meet_device(program):
         if discarded_before(program, meet.host, meet.node, meet.ctx):
             continue  # DEV107 reports the thrown-away move that leaves it there
         name = value_name(meet.host, "the tensor")
-        other = meet.device.label
-        hint = f"`device={other}.device`" if other.isidentifier() else "`device=<tensor>.device`"
+        hint = _device_hint(meet)
         yield Report(
             node=origin.node,
             message=(
                 f"{origin.description} makes {name} on the CPU (no `device=`), and at line "
                 f"{program.position(meet.node)[0]} it meets device tensors "
                 f"({device_side(program, meet.device)}); {when_it_crashes(program, meet.ctx, meet.device)}. "
-                f"Create it on the device: add {hint} (or use a `*_like` factory / `x.new_*`)."
+                f"Create it on the device: {hint} (or use a `*_like` factory / `x.new_*`)."
             ),
             confidence=Confidence.LIKELY if meet.likely else Confidence.DEFINITE,
             ctx=meet.ctx,
             fix=_fixes.factory_device(program, meet),
             evidence=evidence.meet_story(program, meet, "the tensor"),
         )
+
+
+def _device_hint(meet) -> str:
+    """Advice that runs: the tensor the fix itself would use, else the tensor it meets by name;
+    a plain `nn.Module` has no `.device`, so a module is asked for its parameters' device."""
+    reference = _fixes.factory_reference(meet)
+    if reference:
+        return f"add `device={reference}.device`"
+    other = meet.device
+    if other.label.isidentifier():
+        if other.kind is Kind.MODULE:
+            return f"add `device=next({other.label}.parameters()).device`"
+        return f"add `device={other.label}.device`"
+    return "pass `device=` the device of the tensors it meets"
+

@@ -72,7 +72,7 @@ def device_tensor_to_host_only_code(program: "Program") -> Iterator[Report]:
         yield Report(
             node=use.node,
             message=(
-                f"{device_side(program, value)}, but here it is handed to {use.consumer}, which reads "
+                f"{device_side(program, value, 'the argument')}, but here it is handed to {use.consumer}, which reads "
                 f"host memory: {when_it_crashes(program, use.ctx)} with "
                 f"`TypeError: can't convert cuda:0 device type tensor to numpy`. Copy it to the host "
                 f"first: `{value.label or 'tensor'}.detach().cpu()` (or use `.item()` / `.tolist()` for "

@@ -8,7 +8,7 @@ from devlint.analysis import devices
 from devlint.analysis.events import Move, Site, SiteKind
 from devlint.analysis.values import Value
 from devlint.findings import Confidence, Severity
-from devlint.rules._describe import value_name
+from devlint.rules._describe import device_expr, line_of, value_name
 from devlint.rules._portability import current_device
 from devlint.rules import _evidence as evidence
 from devlint.rules.base import Report, Rule
@@ -119,13 +119,13 @@ def inconsistent_devices(program):
         if id(node) in reported:
             continue
         reported.add(id(node))
-        meet_line = program.line(meet.node)
+        meet_line = line_of(program, meet.node)
         fix = _fix(early, early_ident, late, late_ident, late_move)
         yield Report(
             node=node,
             message=(
                 f"{_side(program, late, late_ident, late_line)} but {_side(program, early, early_ident, early_line)}, "
-                f"and they meet in {meet.operation} at line {meet_line}: {_reason(late_ident, early_ident, current)}. "
+                f"and they meet in {meet.operation} at {meet_line}: {_reason(late_ident, early_ident, current)}. "
                 f"{fix}"
             ),
             confidence=Confidence.LIKELY,
@@ -151,7 +151,7 @@ def _fix(early: Value, early_ident: str, late: Value, late_ident: str, late_move
     simple = bool(subject) and subject.replace(".", "").replace("_", "").isalnum()
     early_fb, late_fb = devices.split(early_ident)[1], devices.split(late_ident)[1]
     if early_fb != late_fb:
-        target = (early if early_fb else late).place.device or "device"
+        target = device_expr(early if early_fb else late)
         if early_fb and simple:
             return f"Use one device expression for both: `{subject} = {subject}.to({target})`."
         return f"Use one device expression for both: `.to({target})` everywhere."

@@ -3,8 +3,12 @@ without `map_location`, so a checkpoint saved from CUDA cannot be read there."""
 
 from __future__ import annotations
 
+import os
+
 from devlint._lazy import lazy_import
 from devlint.analysis.events import Site, SiteKind
+from devlint.analysis.values import holds_only_host
+from devlint.analysis.vocabulary import Fact
 from devlint.findings import Confidence, Severity
 from devlint.knowledge import torch as tk
 from devlint.knowledge.signatures import positional_parameters
@@ -55,7 +59,13 @@ rule = Rule(
         requires a GPU has nowhere else to load. A load under `if torch.cuda.is_available():`
         is not reported. `map_location` passed through `**kwargs` counts as given. Files named
         for state that holds no CUDA tensor (RNG states, LR schedulers, GradScaler: a path
-        with `rng`, `random_state`, `sched` or `scaler` in it) are not reported.
+        with `rng`, `random_state`, `sched` or `scaler` in it) are not reported, nor are the
+        official weights of `download.pytorch.org` (saved from CPU tensors). A file the program
+        itself saved earlier in the run (the same literal path or the same expression, also
+        through `open(path, "wb")`) was written on the machine that reads it, and one it saves
+        from host values only (a cache of `.cpu()` tensors or strings) holds no CUDA tensor:
+        neither is reported. Nor is a load that follows an unconditional `.cuda()` in the same
+        function, which fails first on a machine without a GPU.
     """,
 )
 
@@ -64,21 +74,22 @@ rule = Rule(
 def load_without_map_location(program):
     if not supports_cpu(program):
         return
-    where: str | None = None  # resolving a position costs a codegen of the file: only when reporting
-    cpu: tuple = ()  # the evidence step where the program supports the CPU
-    device = fallback_device_text(program) or "\"cpu\""
-    for site in program.sites(SiteKind.LOAD):
-        if site.ctx.guarded:
+    saves: list[tuple[int, Site]] | None = None
+    cpu: tuple | None = None  # the evidence step where the program supports the CPU
+    for index, site in enumerate(program.events):
+        if not isinstance(site, Site) or site.kind is not SiteKind.LOAD or site.ctx.guarded:
             continue
         if site.spreads or "map_location" not in positional_parameters(site.callee) \
-                or site.argument("map_location") is not None or _host_state_file(site):
+                or site.argument("map_location") is not None or _host_state_file(site) or _cpu_weights(site):
             continue
-        if where is None:
-            fallback = fallback_events(program)
-            option = next(program.sites(SiteKind.CPU_OPTION), None)
-            where = f" (it falls back to the CPU at line {program.line(fallback[0].node)})" if fallback \
-                else f" (it offers the CPU at line {program.line(option.node)})" if option is not None else ""
-            cpu = _supports_cpu_step(program, fallback, option)
+        if saves is None:
+            saves = [(i, e) for i, e in enumerate(program.events) if isinstance(e, Site) and e.kind is SiteKind.SAVE]
+        if _written_here(program, site, index, saves) or _after_unconditional_cuda(program, site, index):
+            continue
+        where = _cpu_evidence(program, site)  # positions cost a codegen of the file: only when reporting
+        device = fallback_device_text(program, site) or "\"cpu\""  # a name the loading code can read
+        if cpu is None:
+            cpu = _supports_cpu_step(program, fallback_events(program), next(program.sites(SiteKind.CPU_OPTION), None))
         short = site.callee.replace("torch.utils.model_zoo.", "model_zoo.")
         yield Report(
             node=site.node,
@@ -116,3 +127,53 @@ def _host_state_file(site: Site) -> bool:
         return False
     text = site.args[0].text.lower()
     return any(word in text for word in tk.HOST_STATE_FILE_WORDS)
+
+
+def _cpu_weights(site: Site) -> bool:
+    """Officially published weights (`https://download.pytorch.org/models/...`) hold CPU tensors."""
+    first = site.args[0] if site.args else None
+    return first is not None and first.keyword in (None, "url", "f") and first.value.has(Fact.CPU_WEIGHTS)
+
+
+def _written_here(program, load: Site, index: int, saves: list[tuple[int, Site]]) -> bool:
+    """The program itself writes the file it loads: earlier in the run (a checkpoint reloaded
+    after training, even one saved only when the validation loss improved), on a path that can
+    lead to the load; or, wherever, from host values only (a cache of CPU tensors or strings)."""
+    if not load.names:
+        return False
+    for at, save in saves:
+        if save.names != load.names:
+            continue
+        if holds_only_host(save.value):
+            return True
+        if at < index and (not _same_activation(save, load) or program.compatible(save.when, load.when)):
+            return True
+    return False
+
+
+def _same_activation(a: Site, b: Site) -> bool:
+    """Path conditions start afresh in every function: only those of one activation compare."""
+    return (a.ctx.function, a.ctx.callers, a.ctx.path) == (b.ctx.function, b.ctx.callers, b.ctx.path)
+
+
+def _after_unconditional_cuda(program, load: Site, index: int) -> bool:
+    """The code that loads moved something to CUDA unconditionally just before (`.cuda()` on
+    every path to the load): on a machine without a GPU it fails there, before the load."""
+    for event in program.events[:index]:
+        if isinstance(event, Site) and event.kind is SiteKind.CUDA and event.callee in tk.TENSOR_CUDA_MOVES \
+                and not event.ctx.guarded and _same_activation(event, load) and event.when <= load.when:
+            return True
+    return False
+
+
+def _cpu_evidence(program, load: Site) -> str:
+    """Where the program supports the CPU, for the message (the file too when it is another)."""
+    fallback = fallback_events(program)
+    option = next(program.sites(SiteKind.CPU_OPTION), None)
+    support = fallback[0] if fallback else option
+    if support is None:
+        return ""
+    here = program.locate(load.node)[0]
+    path, span = program.locate(support.node)
+    line = f"line {span[0]}" if path == here else f"line {span[0]} of {os.path.relpath(path, os.path.dirname(here))}"
+    return f" (it falls back to the CPU at {line})" if fallback else f" (it offers the CPU at {line})"

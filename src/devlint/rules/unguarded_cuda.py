@@ -49,8 +49,9 @@ rule = Rule(
         for a GPU first, unless the helper itself makes something on CUDA or calls a CUDA-only
         function such as `torch.cuda.set_device`. A file with any availability check
         (`torch.cuda.is_available()`, `device_count()`), a device with a CPU fallback, or an
-        `if` on a user's GPU switch (`if args.cuda:`) is not reported, nor is a program that
-        starts an NCCL process group (it needs GPUs by design).
+        `if` on a user's GPU switch (`if args.cuda:`) is not reported, nor is a use in a
+        project file the checked one calls when that file has such a check itself, nor a program
+        that starts an NCCL process group (it needs GPUs by design).
     """,
 )
 
@@ -126,7 +127,7 @@ def unguarded_cuda(program):
             continue
         node, text = use
         yield Report(
-            node=node,
+            node=program.method_name(node) if not isinstance(event, Site) or event.kind is SiteKind.CUDA else node,
             message=(
                 f"{text} requires a CUDA GPU, and nothing in this file checks `torch.cuda.is_available()`: "
                 f"on a machine without one the script fails here. Choose the device once with a fallback, "

@@ -71,7 +71,8 @@ def host_data_meets_device(program):
         else:
             source = where_from(program, host)
             source = f" ({source})" if source else ""
-            advice = (f"Move it to the device first: `{host.label} = {host.label}.to({device})`." if host.label
+            advice = (f"Move it to the device first: `{host.label} = {host.label}.to({device})`."
+                      if host.label and "(" not in host.label  # a call's result is not assignable
                       else f"Move it to the device first, with `.to({device})`.")
         yield Report(
             node=meet.node,

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devlint.analysis import files
 from devlint.analysis.library.common import NEXT, bound_arguments
 from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
-from devlint.analysis.syntax import string_value
+from devlint.analysis.syntax import code_of, string_value
 from devlint.analysis.values import NO_TENSORS, NONE_VALUE, SCALAR, STR, UNKNOWN, Kind, Value, new_identity
 from devlint.analysis.vocabulary import Fact, default_str, known_str
 
@@ -32,6 +33,8 @@ def builtin(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwa
         return Value(Kind.LIST, NO_TENSORS, elem=Value(Kind.TUPLE, NO_TENSORS, fields=fields), facts=facts)
     if name in _PASS_THROUGH and args:
         return args[0]
+    if name == "open" and args and node.args and node.args[0].keyword is None and not node.args[0].star:
+        return files.opened(args[0], code_of(node.args[0].value), frame.ctx)  # `torch.save(obj, f)` names the file
     if name == "next" and args:
         if args[0].has(Fact.PARAM_ITER) and args[0].place.known:  # next(model.parameters())
             return Value(Kind.TENSOR, args[0].place, facts=frozenset({Fact.PARAM}))

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devlint.analysis.events import SiteKind
+from devlint.analysis import files
+from devlint.analysis.events import Argument, SiteKind
 from devlint.analysis.library.common import call_arguments
 from devlint.analysis.members import proven_argument
 from devlint.analysis.placement import is_tensor_operand, members, tensor_result
@@ -13,6 +14,7 @@ from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
 from devlint.analysis.syntax import bound_names, code_of, constant_across_iterations, is_number_expression
 from devlint.analysis.values import (
     HOST,
+    NONE_VALUE,
     ORIGIN_DATA,
     ORIGIN_FACTORY,
     SCALAR,
@@ -123,8 +125,29 @@ def checkpoint_load(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwa
     """`torch.load(path, map_location=...)`: what it returns is where `map_location` says."""
     place = an.device_arg(node, [], {"device": kwargs["map_location"]} if "map_location" in kwargs else {},
                           positional=None)
-    an.emit_site(node, frame, SiteKind.LOAD, qualname, UNKNOWN, call_arguments(node, args, kwargs), code_of(node))
+    arguments = call_arguments(node, args, kwargs)
+    an.emit_site(node, frame, SiteKind.LOAD, qualname, UNKNOWN, arguments, code_of(node),
+                 names=_file_names(arguments, ("f", "url"), frame))
     return Value(Kind.UNKNOWN, place or UNKNOWN_PLACE)
+
+
+def checkpoint_save(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
+    """`torch.save(obj, f)`: recorded with what it saves, so that DEV201 knows which files this
+    program writes itself (analysis/files.py)."""
+    saved = args[0] if args else kwargs.get("obj", UNKNOWN)
+    arguments = call_arguments(node, args, kwargs)
+    target = [a for a in arguments if a.keyword is None][1:2] or [a for a in arguments if a.keyword == "f"]
+    an.emit_site(node, frame, SiteKind.SAVE, qualname, saved, arguments, names=_file_names(target, ("f",), frame))
+    return NONE_VALUE
+
+
+def _file_names(arguments: tuple[Argument, ...] | list[Argument], keywords: tuple[str, ...],
+                frame: Frame) -> tuple[str, ...]:
+    """The file a load or save names, as analysis/files.py identifies it (first argument)."""
+    first = arguments[0] if arguments else None
+    if first is None or first.keyword is not None and first.keyword not in keywords:
+        return ()
+    return (files.path_key(first.value, first.text, frame.ctx),)
 
 
 def torch_function(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
