@@ -162,6 +162,7 @@ def settings_fingerprint(settings: "CheckSettings") -> str:
         "enabled": sorted(settings.enabled),
         "move_helpers": sorted(config.move_helpers),
         "device_helpers": sorted(config.device_helpers),
+        "library_mode": [config.library_mode, sorted(config.library_mode_exclude)],
         "per_file_ignores": [[pattern, list(codes)] for pattern, codes in config.per_file_ignores],
         "root": os.path.abspath(config.root),
     }

@@ -31,8 +31,9 @@ FAIL_ON_CHOICES = ("error", "warning", "info", "never")
 CONFIG_FILE = "devlint.toml"
 PYPROJECT = "pyproject.toml"
 
-_LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "device-helpers", "move-helpers")
-_KNOWN_KEYS = frozenset(_LIST_KEYS + ("per-file-ignores", "fail-on"))
+_LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "device-helpers", "move-helpers",
+              "library-mode-exclude")
+_KNOWN_KEYS = frozenset(_LIST_KEYS + ("per-file-ignores", "fail-on", "library-mode"))
 
 
 class ConfigError(Exception):
@@ -53,6 +54,10 @@ class Config:
     fail_on: str | None = None
     device_helpers: tuple[str, ...] = ()
     move_helpers: tuple[str, ...] = ()
+    # library mode: code no call reaches runs on its caller's device (analysis/calls.py);
+    # `library_mode_exclude` turns it off for the files its globs match
+    library_mode: bool = True
+    library_mode_exclude: tuple[str, ...] = ()
 
     def layer(self) -> Layer:
         """These settings as one selection layer (validated already)."""
@@ -65,18 +70,28 @@ class Config:
             else "{key}",
         )
 
+    def library_mode_for(self, path: str) -> bool:
+        """Whether library mode is on for `path` (a display or absolute path)."""
+        if not self.library_mode:
+            return False
+        return not any(_matches(pattern, path, self.root) for pattern in self.library_mode_exclude)
+
     def ignored_for(self, path: str) -> frozenset[str]:
         """Codes `per-file-ignores` turns off for `path` (a display or absolute path)."""
         if not self.per_file_ignores:
             return frozenset()
-        rel = _relative_posix(path, self.root)
-        name = rel.rsplit("/", 1)[-1]
         codes: set[str] = set()
         for pattern, selectors in self.per_file_ignores:
-            spec = _compiled(pattern)
-            if spec.match_file(rel) or ("/" not in pattern.rstrip("/") and spec.match_file(name)):
+            if _matches(pattern, path, self.root):
                 codes |= expand(selectors)
         return frozenset(codes)
+
+
+def _matches(pattern: str, path: str, root: Path) -> bool:
+    """A gitignore-style glob of the configuration matches the file (a bare name anywhere)."""
+    rel = _relative_posix(path, root)
+    spec = _compiled(pattern)
+    return spec.match_file(rel) or ("/" not in pattern.rstrip("/") and spec.match_file(rel.rsplit("/", 1)[-1]))
 
 
 @lru_cache(maxsize=256)
@@ -216,6 +231,13 @@ def parse_config(section: dict[str, Any], path: Path) -> Config:
             )
         fail_on = fail_on.lower()
 
+    library_mode = True
+    if "library-mode" in section:
+        library_mode = section["library-mode"]
+        if not isinstance(library_mode, bool):
+            raise ConfigError(f"{_origin(path, 'library-mode')}: must be true or false, got {_describe(library_mode)}")
+    library_mode_exclude = string_list("library-mode-exclude") or ()
+
     helpers: dict[str, tuple[str, ...]] = {}
     for key in ("device-helpers", "move-helpers"):
         names = string_list(key) or ()
@@ -235,6 +257,8 @@ def parse_config(section: dict[str, Any], path: Path) -> Config:
         fail_on=fail_on,
         device_helpers=helpers["device-helpers"],
         move_helpers=helpers["move-helpers"],
+        library_mode=library_mode,
+        library_mode_exclude=library_mode_exclude,
     )
 
 

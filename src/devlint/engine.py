@@ -88,7 +88,7 @@ def analyse(module: cst.Module, path: str, *, package: str = "",
             move_helpers: frozenset[str] = frozenset(),
             device_helpers: frozenset[str] = frozenset(),
             project: ProjectIndex | None = None, source: str | None = None,
-            depends: set[str] | None = None) -> Program:
+            depends: set[str] | None = None, library_mode: bool = True) -> Program:
     """Run the placement analysis over one parsed file; `depends`, when given, receives the real
     paths of the other project files the analysis read."""
     if project is not None and path and not package:
@@ -98,7 +98,7 @@ def analyse(module: cst.Module, path: str, *, package: str = "",
             package = ""
     imports = collect_imports(module, package)
     analysis = Analysis(module, imports, path=path, move_helpers=move_helpers,
-                        device_helpers=device_helpers, project=project, source=source)
+                        device_helpers=device_helpers, project=project, source=source, library_mode=library_mode)
     limit = sys.getrecursionlimit()
     if limit < 10000:
         sys.setrecursionlimit(10000)
@@ -122,12 +122,14 @@ def check_text(
     move_helpers: frozenset[str] = frozenset(),
     device_helpers: frozenset[str] = frozenset(),
     depends: set[str] | None = None,
+    library_mode: bool = True,
 ) -> list[Finding]:
     """Analyse one Python source and return its findings (unsuppressed, unranked).
 
     `enabled` limits the rules that run (None: every rule). A source that cannot be parsed
     gives one DEV000 finding. Suppression comments, configuration and ranking are applied
-    by the caller (devlint.runner).
+    by the caller (devlint.runner). `library_mode` (the `library-mode` setting): code no call
+    reaches runs on its caller's device.
     """
     too_large = size_problem(len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass")))
     if too_large is not None:  # parsing it would take minutes and gigabytes
@@ -161,7 +163,7 @@ def check_text(
     try:
         # `depends`: the other project files this result depends on (the result cache)
         program = analyse(parsed, path, move_helpers=move_helpers, device_helpers=device_helpers,
-                          project=project, source=text, depends=depends)
+                          project=project, source=text, depends=depends, library_mode=library_mode)
     except RecursionError:
         return [parse_error(path, "the file is nested too deeply to analyse (nothing in it was checked)")]
     limit = sys.getrecursionlimit()

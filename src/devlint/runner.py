@@ -122,7 +122,8 @@ def check_unit(unit: SourceUnit, settings: CheckSettings, *, depends: set[str] |
             helpers["device_helpers"] = frozenset(settings.config.device_helpers)
         from devlint import engine  # here: a run served by the cache never loads libcst
 
-        findings = engine.check_text(unit.text, unit.display, enabled=settings.enabled, depends=depends, **helpers)
+        findings = engine.check_text(unit.text, unit.display, enabled=settings.enabled, depends=depends,
+                                     library_mode=settings.config.library_mode_for(unit.path), **helpers)
     ignored = settings.config.ignored_for(unit.path)
     own = [f for f in findings if f.path == unit.display]
     own = [f for f in own if f.code in settings.enabled and f.code not in ignored]

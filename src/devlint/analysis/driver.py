@@ -131,7 +131,7 @@ class Analysis:
         """An analysis of another project file's module level, sharing this one's settings."""
         return Analysis(unit.module, collect_imports(unit.module, unit.package), path=unit.display,
                         display=unit.display, move_helpers=self.move_helpers, device_helpers=self.device_helpers,
-                        project=self.project, reached=self.reached)
+                        project=self.project, reached=self.reached, library_mode=self.library_mode)
 
     # ------------------------------------------------------------------ statements and expressions
     def exec_block(self, stmts: Iterable[cst.CSTNode], frame: Frame) -> None:

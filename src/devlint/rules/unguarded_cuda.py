@@ -47,7 +47,10 @@ rule = Rule(
         executed (module code and the functions it calls, `if __name__ == "__main__":`
         included): a helper no call in the file reaches may be called only by code that checked
         for a GPU first, unless the helper itself makes something on CUDA or calls a CUDA-only
-        function such as `torch.cuda.set_device`. A file with any availability check
+        function such as `torch.cuda.set_device` (library code included: this holds with
+        `library-mode` on or off), outside a test that a launcher or the caller's device choice
+        decides (`if world_size == 1: return`, `if x.device.type != "cuda"`). A check in a helper
+        file covers that file's own CUDA uses, not the checked file's. A file with any availability check
         (`torch.cuda.is_available()`, `device_count()`), a device with a CPU fallback, or an
         `if` on a user's GPU switch (`if args.cuda:`) is not reported, nor is a use in a
         project file the checked one calls when that file has such a check itself, nor a program
