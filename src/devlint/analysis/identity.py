@@ -96,6 +96,12 @@ def objects_within(value: Value, depth: int = 0, found: set[int] | None = None) 
     return found
 
 
+# how deep a memoised call's result is renewed: a model built by a cached constructor holds its
+# blocks' lists and registrations six levels down (model -> module -> decoder -> head -> list ->
+# members), and both must get the same new identities
+_RENEW_DEPTH = 7
+
+
 def fresh_objects(value: Value, renamed: dict[int, int], first_new: int) -> Value:
     """A memoised call speaks of the first call's arguments and builds new objects each
     time: map its arguments to this call's, and give the objects it made new identities."""
@@ -107,7 +113,7 @@ def fresh_objects(value: Value, renamed: dict[int, int], first_new: int) -> Valu
             identity = mapping[identity]
         elif identity >= first_new:
             identity = mapping.setdefault(identity, new_identity())
-        if depth > 3:
+        if depth > _RENEW_DEPTH:
             return v.evolve(identity=identity) if identity != v.identity else v
         fields = tuple((k, renew(f, depth + 1)) for k, f in v.fields)
         elem = renew(v.elem, depth + 1) if v.elem is not None else None
