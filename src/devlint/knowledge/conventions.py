@@ -25,9 +25,9 @@ CPU_TEST = re.compile(r"""(==|!=|\bin)\s*[(\[{]?\s*(['"])cpu\2|(['"])cpu\3\s*(==
 # `seq_len`): library mode does not take such a forward input for a tensor
 NUMBER_PARAMETER = re.compile(r"(?i)(^|_)(size|sizes|shape|dim|dims|len|length|num|count|n|idx|index|step|steps)($|_)")
 # tests whose outcome a launcher or a caller's device choice decides (`world_size == 1`,
-# `dist.is_initialized()`, `device_ids is not None`, `args.gpu`): CUDA code behind one runs only
-# where GPUs were put (rules/unguarded_cuda.py)
-LAUNCHER_TEST = re.compile(r"(?i)world_size|\brank\b|distributed|\bdist\.|device_ids|is_initialized|gpu|cuda|cpu|device")
+# `dist.is_initialized()`, `device_ids is not None`, `args.gpu`, `self.offloading`): CUDA code
+# behind one runs only where GPUs were put (rules/unguarded_cuda.py)
+LAUNCHER_TEST = re.compile(r"(?i)world_size|\brank\b|distributed|\bdist\.|device_ids|is_initialized|gpu|cuda|cpu|device|offload")
 # a command-line option that chooses the device (`--device`, `--gpu`, `--use_cuda`)
 DEVICE_OPTION = re.compile(r"(?i)(device|cuda|gpu)")
 # `if` tests that ask whether a GPU is there
