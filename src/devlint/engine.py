@@ -30,8 +30,15 @@ def parse_error(path: str, message: str, line: int = 1, column: int = 1) -> Find
     return parse_error_finding(path, message, line, column)
 
 
+_LAST_NESTING: list = [None, None]  # (the text last checked, its problem): check_text then parse ask twice
+
+
 def _nesting_error(text: str, path: str) -> Finding | None:
-    nested = nesting_problem(text)  # libcst's native parser would crash or take minutes
+    if _LAST_NESTING[0] is text:
+        nested = _LAST_NESTING[1]
+    else:
+        nested = nesting_problem(text)  # libcst's native parser would crash or take minutes
+        _LAST_NESTING[:] = [text, nested]
     if nested is None:
         return None
     return parse_error(path, f"cannot parse this file: {nested[0]} (nothing in it was checked)", nested[1])
