@@ -1,31 +1,81 @@
 """Source spans of syntax nodes, resolved only for files with something to report: libcst's
-position metadata is a code generation of the whole file."""
+position metadata is a code generation of the whole file.
+
+libcst's PositionProvider builds two dataclass objects per node and splits every token on a
+newline regex; its code generation alone costs a third of that. `_SpanState` is the same
+generation recording plain tuples, with the regex only for tokens that hold a line break (the
+same positions: tests/test_positions.py compares them node for node)."""
 
 from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 Span = tuple[int, int, int, int]  # line, column, end line, end column (1-based; end column exclusive)
 
+try:  # libcst's own state, specialised; without it (another libcst), its provider
+    from libcst.metadata.position_provider import NEWLINE_RE, PositionProvidingCodegenState
+except ImportError:  # pragma: no cover - depends on the installed libcst
+    PositionProvidingCodegenState = None  # type: ignore[assignment,misc]
+
+
+if PositionProvidingCodegenState is not None:
+    class _SpanState(PositionProvidingCodegenState):  # type: ignore[misc,valid-type]
+        """Records (start line, start column, end line, end column), 0-based columns."""
+
+        def _update_position(self, value: str) -> None:
+            if "\n" not in value and "\r" not in value:
+                self.column += len(value)
+                return
+            segments = NEWLINE_RE.split(value)
+            self.line += len(segments) - 1
+            self.column = len(segments[-1])
+
+        def before_codegen(self, node: cst.CSTNode) -> None:
+            self._stack.append((self.line, self.column))
+
+        def after_codegen(self, node: cst.CSTNode) -> None:
+            start = self._stack.pop()
+            spans = self.spans
+            if node not in spans:
+                spans[node] = (start[0], start[1], self.line, self.column)
+
+        @contextmanager
+        def record_syntactic_position(self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None,
+                                      end_node: cst.CSTNode | None = None) -> Iterator[None]:
+            line, column = self.line, self.column
+            try:
+                yield
+            finally:
+                spans = self.spans
+                end = (self.line, self.column)
+                if start_node is not None:
+                    line, column = spans[start_node][:2]
+                if end_node is not None:
+                    end = spans[end_node][2:]
+                spans[node] = (line, column, end[0], end[1])
+
 
 def resolve(module: cst.Module) -> dict:
-    """node -> CodeRange for every node of the module.
-
-    PositionProvider is one code generation that records spans. Through MetadataWrapper it also
-    costs a visit of the whole tree for batchable providers (there are none), which doubles the
-    time; the provider runs on the module directly when it allows."""
-    provider = PositionProvider()
-    generate = getattr(provider, "_gen_impl", None)
-    computed = getattr(provider, "_computed", None)
-    if generate is None or not isinstance(computed, dict):
-        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    generate(module)
-    return computed
+    """node -> (line, column, end line, end column) for every node of the module (columns 0-based)."""
+    if PositionProvidingCodegenState is not None:
+        try:
+            state = _SpanState(default_indent=module.default_indent, default_newline=module.default_newline,
+                               provider=None)  # type: ignore[arg-type]
+            state.spans = {}
+            module._codegen(state)
+            return state.spans
+        except (AttributeError, TypeError):  # pragma: no cover - another libcst's state
+            pass
+    ranges = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    return {node: (r.start.line, r.start.column, r.end.line, r.end.column) for node, r in ranges.items()}
 
 
 def span_of(positions: dict, node: cst.CSTNode) -> Span | None:
-    rng = positions.get(node)
-    if rng is None:
+    found = positions.get(node)
+    if found is None:
         return None
-    return rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1
+    return found[0], found[1] + 1, found[2], found[3] + 1
