@@ -9,6 +9,9 @@ and a function of it runs in its scope (its globals and imports, not the caller'
 from __future__ import annotations
 
 import builtins
+from contextlib import contextmanager
+from typing import Iterator
+
 import libcst as cst
 
 from devlint.analysis.events import Context
@@ -88,28 +91,19 @@ def _project_value(an: Analyzer, qualname: str, frame: Frame) -> Value | None:
     if value is None and unit.scope is not None:
         # a name the module imports (a package `__init__` re-exporting `from .mlp import Net`)
         target = unit.scope.imports.resolve(name)
-        reexports = an.reexports
-        if target is not None and target != qualname and target not in reexports \
-                and len(reexports) < _MAX_REEXPORTS:
-            reexports.append(target)
-            try:
+        if target is not None and target != qualname and _may_follow(an, target):
+            with _following(an, target):
                 return project_value(an, target, frame) or ref(target)
-            finally:
-                reexports.pop()
     if value is None and unit.scope is not None and not head.startswith("_"):
         # a name a package `__init__` re-exports with `from .stft_loss import *`
         for star in unit.scope.facts.star_imports(unit.scope.imports):
             target = f"{star}.{name}"
-            if project.unit(star) is unit or target in an.reexports or len(an.reexports) >= _MAX_REEXPORTS:
+            if project.unit(star) is unit or not _may_follow(an, target):
                 continue
-            an.reexports.append(target)
-            try:
-                value = project_value(an, target, frame)
-            finally:
-                an.reexports.pop()
-            if value is not None and value.kind is not Kind.UNKNOWN:
-                return value
-        value = None
+            with _following(an, target):
+                found = project_value(an, target, frame)
+            if found is not None and found.kind is not Kind.UNKNOWN:
+                return found
     if value is None:
         return UNKNOWN
     if rest:
@@ -117,6 +111,20 @@ def _project_value(an: Analyzer, qualname: str, frame: Frame) -> Value | None:
         for attr in rest.split("."):
             value = an.get_attribute(value, attr, unit.module, unit_frame)
     return value
+
+
+def _may_follow(an: Analyzer, target: str) -> bool:
+    """A re-export may be followed unless the chain loops back or grows too long."""
+    return target not in an.reexports and len(an.reexports) < _MAX_REEXPORTS
+
+
+@contextmanager
+def _following(an: Analyzer, target: str) -> Iterator[None]:
+    an.reexports.append(target)
+    try:
+        yield
+    finally:
+        an.reexports.pop()
 
 
 def _one_of_members(env: dict[str, Value]) -> Value:

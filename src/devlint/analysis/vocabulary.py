@@ -99,21 +99,20 @@ def default_str_fact_of(text: str) -> str:
 
 def default_str(value: "Value | None") -> str | None:
     """The literal a parameter of unknown value defaults to, if any."""
-    if value is None:
-        return None
-    for fact in value.facts:
-        if fact.startswith("default_str="):
-            return fact[12:]
-    return None
+    return _fact_text(value, "default_str=")
 
 
 def known_str(value: "Value | None") -> str | None:
     """The literal string a value is known to hold, if any."""
+    return _fact_text(value, "str=")
+
+
+def _fact_text(value: "Value | None", prefix: str) -> str | None:
     if value is None:
         return None
     for fact in value.facts:
-        if fact.startswith("str="):
-            return fact[4:]
+        if fact.startswith(prefix):
+            return fact[len(prefix):]
     return None
 
 
