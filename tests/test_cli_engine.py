@@ -126,3 +126,27 @@ def test_text_report_quotes_the_source(project, invoke):
     assert out.exit_code == 1
     assert "train.py:9:1 DEV107 [error]" in out.stdout
     assert re.search(r"^  >\s+9 \| x\.to\(device\)$", out.stdout, re.MULTILINE)
+
+
+def test_the_console_command_delivers_its_whole_report_before_it_ends(tmp_path):
+    """`devlint check` ends without the interpreter's teardown (cli.main): everything it wrote
+    must still arrive, through a pipe (a report far larger than the pipe's buffer) and into
+    `-o FILE`, with the exit code of the findings."""
+    import os
+    import subprocess
+    import sys
+
+    for index in range(60):
+        (tmp_path / f"train_{index}.py").write_text(DISCARDED_TO, encoding="utf-8")
+    command = [sys.executable, "-m", "devlint", "check", ".", "--format", "json", "--no-cache", "-j", "1"]
+    env = {**os.environ, "NO_COLOR": "1"}
+    piped = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert piped.returncode == 1, piped.stderr
+    assert len(piped.stdout) > 65_536
+    report = json.loads(piped.stdout)
+    assert report["files_checked"] == 60
+    assert {f["path"] for f in report["findings"] if f["code"] == "DEV107"} == {f"train_{i}.py" for i in range(60)}
+    assert "60 files" in piped.stderr
+    written = subprocess.run(command + ["-o", "report.json"], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert written.returncode == 1 and written.stdout == ""
+    assert json.loads((tmp_path / "report.json").read_text(encoding="utf-8")) == report

@@ -19,6 +19,7 @@ from devlint.analysis.names import collect_imports
 from devlint.analysis.program import Program
 from devlint.findings import Confidence, Evidence, Finding, Phase, make_finding
 from devlint.limits import nesting_problem, size_problem
+from devlint.parsing import parse_module
 from devlint.prefilter import compiles, needs_analysis
 from devlint.project import ProjectIndex, earlier_parse, index_for, share_parse
 from devlint.rules import all_rules
@@ -50,7 +51,7 @@ def parse(text: str, path: str) -> cst.Module | Finding:
     if nested is not None:
         return nested
     try:
-        module = cst.parse_module(text)
+        module = parse_module(text, freeze=True)
     except cst.ParserSyntaxError as exc:
         python_says = _python_syntax_error(text)
         if python_says is not None:  # CPython's wording names the problem ("Missing parentheses ...")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from devlint.limits import nesting_problem
+from devlint.parsing import parse_module
 
 if TYPE_CHECKING:  # pragma: no cover
     from devlint.analysis.shared import ClassInfo, Scope
@@ -206,7 +207,7 @@ def parsed_module(path: Path, stat: os.stat_result | None = None) -> cst.Module:
     if nesting_problem(data.decode("utf-8", "replace")) is not None:
         # libcst's native parser would crash on it; its own check reports DEV000
         raise ValueError(f"{path} nests too deeply to parse")
-    module = cst.parse_module(data)
+    module = parse_module(data)
     remember_parse(path, module, stat)
     return module
 
@@ -290,7 +291,7 @@ def _overlay_parse(path: Path, text: str) -> cst.Module:
         return cached[1]
     if nesting_problem(text) is not None:
         raise ValueError(f"{path} nests too deeply to parse")
-    module = cst.parse_module(text)
+    module = parse_module(text)
     _OVERLAY_PARSED[path] = (text, module)
     return module
 
