@@ -232,9 +232,18 @@ class _Collector:
     almost nothing (a few thousand objects a file). So the automatic collector is off for the
     whole run; between two files one collection frees what the last check left in cycles, and
     `gc.freeze()` moves the survivors (the parses worth keeping for the files that import them)
-    out of later collections' sight; a fresh parse is frozen at once (engine.parse: a tree has
-    no cycles, so none of it is lost to the collector). Everything is restored on exit, for
-    callers that use devlint as a library."""
+    out of later collections' sight; a fresh parse is frozen at once (devlint/parsing.py: a tree
+    has no cycles, so none of it is lost to the collector).
+
+    Everything is restored on exit, for callers that use devlint as a library, except in a
+    worker process (`restore=False`), which exists only to check files: there the collector
+    stays off and the survivors frozen from one chunk to the next, instead of a full collection
+    of everything the worker holds at the start of each chunk. Before worker processes are
+    forked, the parent freezes what it holds, so that a worker's collections never touch the
+    objects it inherited (which would copy their memory pages: Python's gc.freeze advice)."""
+
+    def __init__(self, restore: bool = True) -> None:
+        self._restore = restore
 
     def __enter__(self) -> "_Collector":
         import gc
@@ -249,6 +258,8 @@ class _Collector:
         self._gc.freeze()
 
     def __exit__(self, *exc: object) -> None:
+        if not self._restore:
+            return
         self._gc.unfreeze()
         if self._was_enabled:
             self._gc.enable()
@@ -272,7 +283,7 @@ def check_chunk(items: list[tuple[int, SourceUnit]], settings: CheckSettings
     A module-level function of plain data in and out, so it works with every start method
     (fork, forkserver, spawn)."""
     out = []
-    with _Collector() as collector:
+    with _Collector(restore=False) as collector:
         for index, unit in items:
             collector.next_file()
             depends: set[str] = set()
@@ -366,10 +377,20 @@ def _checked_files(
                 yield file, units[index], done.pop(index)
         return
 
-    from concurrent.futures import ProcessPoolExecutor
-
     chunks = _chunks(todo, units, jobs)
     chunk_of = {index: number for number, chunk in enumerate(chunks) for index in chunk}
+    with _Collector() as collector:
+        collector.next_file()  # freeze what the workers inherit (see _Collector)
+        yield from _from_workers(files, units, contents, done, chunks, chunk_of, settings, jobs, store)
+
+
+def _from_workers(files: Sequence[DiscoveredFile], units: list[SourceUnit], contents: list[str | None],
+                  done: dict[int, list[Finding]], chunks: list[list[int]], chunk_of: dict[int, int],
+                  settings: CheckSettings, jobs: int, store: Callable[[SourceUnit, str | None, list[Finding], Iterable[str]], None],
+                  ) -> Iterator[tuple[DiscoveredFile, SourceUnit, list[Finding]]]:
+    """_checked_files' results, in order, from worker processes that check the chunks."""
+    from concurrent.futures import ProcessPoolExecutor
+
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), mp_context=_pool_context())
     try:
         # the largest chunks first: a big file started last would keep one worker busy alone
