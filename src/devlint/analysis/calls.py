@@ -68,12 +68,12 @@ def eval_call(an: Analyzer, node: cst.Call, frame: Frame, statement: bool = Fals
         else:
             args.append(value)
     func = node.func
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) \
-            and isinstance(func.value.func, cst.Name) and func.value.func.value == "super":
+    if type(func) is cst.Attribute and type(func.value) is cst.Call \
+            and type(func.value.func) is cst.Name and func.value.func.value == "super":
         inherited = call_super(an, func.attr.value, node, args, kwargs, frame)
         if inherited is not None:
             return inherited
-    if isinstance(func, cst.Attribute):
+    if type(func) is cst.Attribute:
         receiver = proven_tensor(an.eval(func.value, frame), func, frame, called=True)
         name = func.attr.value
         if receiver.kind is Kind.REF:
@@ -170,7 +170,7 @@ def call_super(an: Analyzer, name: str, node: cst.Call, args: Args, kwargs: Kwar
     """`super().__init__(n)` / `super().forward(x)`: run the method of a base class of the program
     (in this file or another project file) on `self`; None when the base is not the program's."""
     fn = frame.fn
-    if not frame.self_name or not isinstance(fn, cst.FunctionDef):
+    if not frame.self_name or type(fn) is not cst.FunctionDef:
         return None
     owner = next((info for info in list(an.classes.values()) if info.methods.get(fn.name.value) is fn), None)
     if owner is None:
@@ -198,7 +198,7 @@ def call_function(an: Analyzer, fn: cst.CSTNode, args: Args, kwargs: Kwargs, nod
     if frame.depth >= MAX_CALL_DEPTH or id(fn) in an.active or an.steps_left <= 0:
         return UNKNOWN
     params = fn.params
-    if isinstance(fn, cst.FunctionDef) and any((dotted(d.decorator) or "") == "staticmethod" for d in fn.decorators):
+    if type(fn) is cst.FunctionDef and any((dotted(d.decorator) or "") == "staticmethod" for d in fn.decorators):
         if is_method and args:
             args = args[1:]
     if not role and is_method and frame.ctx.role == "init" and args and args[0].identity and frame.self_name \
@@ -222,7 +222,7 @@ def call_function(an: Analyzer, fn: cst.CSTNode, args: Args, kwargs: Kwargs, nod
             an.rebind(frame, mapping.get(identity, identity), fresh_objects(new, mapping, first_new))
         return fresh_objects(result, mapping, first_new)
     first_new = new_identity()
-    name = fn.name.value if isinstance(fn, cst.FunctionDef) else "<lambda>"
+    name = fn.name.value if type(fn) is cst.FunctionDef else "<lambda>"
     library = entry and an.library_mode
     forward = class_info is not None and class_info.is_module and name == "forward"
     home = an.home_scope(fn, frame)
@@ -257,7 +257,7 @@ def call_function(an: Analyzer, fn: cst.CSTNode, args: Args, kwargs: Kwargs, nod
         inner.self_name = positional[0].name.value
     an.active.append(id(fn))
     try:
-        if isinstance(fn, cst.Lambda):
+        if type(fn) is cst.Lambda:
             result = an.eval(fn.body, inner)
         else:
             generator = inner.scope.facts.is_generator(fn)
@@ -320,7 +320,7 @@ def _bind_parameters(an: Analyzer, params: cst.Parameters, args: Args, kwargs: K
         if env[pname].kind is Kind.UNKNOWN and not env[pname].place.known:
             env[pname] = _on_caller(annotated_value(an, param.annotation, pname, param, frame), library) \
                 or env[pname]
-    if isinstance(params.star_arg, cst.Param):
+    if type(params.star_arg) is cst.Param:
         env[params.star_arg.name.value] = Value(Kind.TUPLE, NO_TENSORS, elem=join(remaining[0], remaining[-1])
                                                 if remaining else None)
     if params.star_kwarg is not None:
@@ -344,12 +344,12 @@ def _on_caller(value: Value | None, library: str) -> Value | None:
 
 
 def _is_literal(node: cst.BaseExpression) -> bool:
-    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
+    if type(node) in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString):
         return True
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value in ("True", "False", "None")
-    return isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
-        and isinstance(node.expression, (cst.Integer, cst.Float))
+    return type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus \
+        and type(node.expression) in (cst.Integer, cst.Float)
 
 
 def _default(an: Analyzer, default: cst.BaseExpression, frame: Frame, entry: bool) -> Value:
@@ -358,7 +358,7 @@ def _default(an: Analyzer, default: cst.BaseExpression, frame: Frame, entry: boo
     value = an.eval(default, Frame(frame.scope.env, Context(path=frame.ctx.path), frame.depth, True, frame.scope,
                                    stmt=frame.stmt))
     if entry:  # the caller may pass anything; a string default still says what kind of thing it names
-        text = known_str(value) if isinstance(default, cst.SimpleString) else None
+        text = known_str(value) if type(default) is cst.SimpleString else None
         return UNKNOWN.with_facts(default_str_fact_of(text)) if text else UNKNOWN
     return value
 

@@ -123,7 +123,7 @@ def _record_fields(an: Analyzer, info: ClassInfo, value: Value, args: Args, kwar
     named_tuple = any(b.kind is Kind.REF and b.qualname.rsplit(".", 1)[-1] in conventions.RECORD_BASES
                       for b in info.bases)
     decorated = any(conventions.RECORD_DECORATORS.search(
-        dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or "")
+        dotted(d.decorator.func if type(d.decorator) is cst.Call else d.decorator) or "")
         for d in info.node.decorators)
     if not (named_tuple or decorated):
         return value
@@ -168,11 +168,11 @@ def class_attribute(an: Analyzer, info: ClassInfo, attr: str, frame: Frame) -> V
     while current is not None and seen < _MAX_BASES:
         expr = current.class_attrs.get(attr)
         if expr is not None:
-            if isinstance(expr, cst.Call) and (dotted(expr.func) or "").rsplit(".", 1)[-1] in conventions.FIELD_SPECIFIERS:
+            if type(expr) is cst.Call and (dotted(expr.func) or "").rsplit(".", 1)[-1] in conventions.FIELD_SPECIFIERS:
                 # dataclasses.field(default=...) / field(default_factory=lambda: ...)
                 given = {a.keyword.value: a.value for a in expr.args if a.keyword is not None}
                 factory = given.get("default_factory")
-                expr = given.get("default") or (factory.body if isinstance(factory, cst.Lambda) else None)
+                expr = given.get("default") or (factory.body if type(factory) is cst.Lambda else None)
                 if expr is None:
                     return UNKNOWN
             scope = an.home_scope(current.node, frame) or frame.scope

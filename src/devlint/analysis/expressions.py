@@ -65,7 +65,7 @@ def eval_attribute(an: Analyzer, node: cst.Attribute, frame: Frame) -> Value:
 
 def eval_subscript(an: Analyzer, node: cst.Subscript, frame: Frame) -> Value:
     owner = an.eval(node.value, frame)
-    indices = [an.eval(el.slice.value, frame) for el in node.slice if isinstance(el.slice, cst.Index)]
+    indices = [an.eval(el.slice.value, frame) for el in node.slice if type(el.slice) is cst.Index]
     key = constant_key(node)
     if key is None and len(node.slice) == 1 and len(indices) == 1:  # a key the analysis knows the value of
         key = known_str(indices[0]) if known_str(indices[0]) is not None else known_int(indices[0])
@@ -80,7 +80,7 @@ def eval_subscript(an: Analyzer, node: cst.Subscript, frame: Frame) -> Value:
             return stored
     if key is not None:
         return item_of(an, owner, key, code_of(node))
-    if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
+    if len(node.slice) == 1 and type(node.slice[0].slice) is cst.Slice:
         if owner.kind in (Kind.TENSOR, Kind.LIST, Kind.TUPLE, Kind.NDARRAY, Kind.STR):
             return owner.evolve(fields=()) if owner.kind is not Kind.TENSOR else owner
     if owner.kind is Kind.TENSOR:
@@ -179,14 +179,14 @@ def is_data_iter(value: Value) -> bool:
 
 
 def eval_tuple(an: Analyzer, node: cst.Tuple | cst.List, frame: Frame) -> Value:
-    kind = Kind.TUPLE if isinstance(node, cst.Tuple) else Kind.LIST
+    kind = Kind.TUPLE if type(node) is cst.Tuple else Kind.LIST
     head: list[Value] = []  # the members before the first starred one of unknown length
     tail: list[Value] = []  # ... and after the last one
     spread: list[Value] = []  # what the starred members of unknown length hold
     for el in node.elements:
         value = an.eval(el.value, frame)
         members = [value]
-        if isinstance(el, cst.StarredElement):
+        if type(el) is cst.StarredElement:
             if value.kind in (Kind.LIST, Kind.TUPLE) and value.elem is None and value.fields:
                 members = [f for _, f in value.fields]  # `(*pair, z)` with `pair` of known length
             else:
@@ -209,7 +209,7 @@ def eval_tuple(an: Analyzer, node: cst.Tuple | cst.List, frame: Frame) -> Value:
 def eval_dict(an: Analyzer, node: cst.Dict, frame: Frame) -> Value:
     fields = []
     for el in node.elements:
-        if isinstance(el, cst.DictElement):
+        if type(el) is cst.DictElement:
             key = string_value(el.key)
             value = an.eval(el.value, frame)
             if key is not None:
@@ -230,7 +230,7 @@ def eval_comprehension(an: Analyzer, node: cst.BaseComp, frame: Frame) -> Value:
         for cond in comp.ifs:
             an.eval(cond.test, inner)
         comp = comp.inner_for_in
-    if isinstance(node, cst.DictComp):
+    if type(node) is cst.DictComp:
         value = an.eval(node.value, inner)
         return Value(Kind.DICT, value.place if value.kind in (Kind.TENSOR, Kind.UNKNOWN) else NO_TENSORS,
                      elem=value)
@@ -245,9 +245,9 @@ def eval_string(an: Analyzer, node: cst.BaseExpression, frame: Frame) -> Value:
         if prefix is not None and prefix.lower().startswith(("cuda", "mps", "xpu")):
             return Value(Kind.STR, device_at(code_of(node), node, _fstring_ident(an, node, frame)),
                          facts=frozenset({Fact.DEVICE_STR}))
-        if isinstance(node, cst.FormattedString):
+        if type(node) is cst.FormattedString:
             for part in node.parts:
-                if isinstance(part, cst.FormattedStringExpression):
+                if type(part) is cst.FormattedStringExpression:
                     an.eval(part.expression, frame)
         return STR
     return string_literal(text, node)
@@ -271,13 +271,13 @@ def string_literal(text: str, node: cst.CSTNode | None = None) -> Value:
 
 def _fstring_ident(an: Analyzer, node: cst.BaseExpression, frame: Frame) -> str:
     """Identity of `f"cuda:{rank}"`: a literal index when the expression is a known int."""
-    if not isinstance(node, cst.FormattedString):
+    if type(node) is not cst.FormattedString:
         return ""
     text, exprs = "", []
     for part in node.parts:
-        if isinstance(part, cst.FormattedStringText):
+        if type(part) is cst.FormattedStringText:
             text += part.value
-        elif isinstance(part, cst.FormattedStringExpression):
+        elif type(part) is cst.FormattedStringExpression:
             exprs.append((part.expression, an.eval(part.expression, frame)))
             text += "{}"
     m = _INDEXED_FSTRING.fullmatch(text.lower())
@@ -288,7 +288,7 @@ def _fstring_ident(an: Analyzer, node: cst.BaseExpression, frame: Frame) -> str:
 
 
 def eval_number(an: Analyzer, node: cst.BaseExpression, frame: Frame) -> Value:
-    if isinstance(node, cst.Integer):  # a known int (num_workers=4) for the rules that need it
+    if type(node) is cst.Integer:  # a known int (num_workers=4) for the rules that need it
         known = _INT_LITERALS.get(node.value)
         if known is None:
             try:
@@ -315,7 +315,7 @@ def eval_comparison(an: Analyzer, node: cst.Comparison, frame: Frame) -> Value:
         right = an.eval(target.comparator, frame)
         folded = compare_constants(left, target.operator, right)
         truth = truth and folded if truth is not None and folded is not None else None
-        if isinstance(target.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)):
+        if type(target.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn):
             result = SCALAR
             continue
         result = an.binary(node, left, right, code_of(target.operator), frame)
@@ -327,7 +327,7 @@ def eval_comparison(an: Analyzer, node: cst.Comparison, frame: Frame) -> Value:
 
 def eval_unary(an: Analyzer, node: cst.UnaryOperation, frame: Frame) -> Value:
     value = an.eval(node.expression, frame)
-    if isinstance(node.operator, cst.Not):
+    if type(node.operator) is cst.Not:
         known = decided(value)
         return SCALAR.with_facts(bool_fact_of(not known)) if known is not None else SCALAR
     if value.kind is Kind.SCALAR and value.facts:
@@ -340,14 +340,14 @@ def eval_boolean(an: Analyzer, node: cst.BooleanOperation, frame: Frame) -> Valu
     if isinstance(node.right, _GUARDED_OPERANDS) and isinstance(node.left, _NARROWING_TESTS):
         # `x.device.type != "cuda" or torch.cuda.get_device_capability(x.device)`: the right side
         # runs only where the left one let it (its sites carry that condition)
-        conjunction = isinstance(node.operator, cst.And)
+        conjunction = type(node.operator) is cst.And
         lit = test_literal(an, node.left, frame, None)
         right = _eval_narrowed(an, node.right, node.left, frame, lit, conjunction)
     else:
         right = an.eval(node.right, frame)
     if left.kind is Kind.SCALAR and right.kind is Kind.SCALAR:
         a, b = decided(left), decided(right)
-        conjunction = isinstance(node.operator, cst.And)
+        conjunction = type(node.operator) is cst.And
         if a is not None and (a is not conjunction or b is not None):  # decided by the left, or by both
             return SCALAR.with_facts(bool_fact_of(a and b if conjunction else a or b))  # type: ignore[operator]
         return SCALAR
@@ -475,7 +475,7 @@ def _constant(value: Value) -> tuple[bool, object]:
 
 def compare_constants(left: Value, operator: cst.BaseCompOp, right: Value) -> bool | None:
     """The truth of `left <op> right` when both sides are known constants, else None."""
-    if isinstance(operator, (cst.In, cst.NotIn)):
+    if type(operator) in (cst.In, cst.NotIn):
         if right.kind not in (Kind.LIST, Kind.TUPLE) or right.elem is not None or not right.fields:
             return None
         found, constant = _constant(left)
@@ -483,15 +483,15 @@ def compare_constants(left: Value, operator: cst.BaseCompOp, right: Value) -> bo
         if not found or not all(known for known, _ in members):
             return None
         inside = any(constant == member for _, member in members)
-        return inside if isinstance(operator, cst.In) else not inside
+        return inside if type(operator) is cst.In else not inside
     found_left, a = _constant(left)
     found_right, b = _constant(right)
     if not (found_left and found_right):
         return None
-    if isinstance(operator, (cst.Is, cst.Equal)):
-        return a == b if isinstance(operator, cst.Equal) or a is None or b is None else None
-    if isinstance(operator, (cst.IsNot, cst.NotEqual)):
-        return a != b if isinstance(operator, cst.NotEqual) or a is None or b is None else None
+    if type(operator) in (cst.Is, cst.Equal):
+        return a == b if type(operator) is cst.Equal or a is None or b is None else None
+    if type(operator) in (cst.IsNot, cst.NotEqual):
+        return a != b if type(operator) is cst.NotEqual or a is None or b is None else None
     compare = _ORDERED.get(type(operator))
     if compare is None or type(a) is not type(b) or a is None:
         return None

@@ -159,11 +159,11 @@ def load_unit(an: Analyzer, unit: ProjectFile) -> None:
         unit.reached = an.reached
         definitions = an.project.definitions
         for node in unit.module.body:
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            if type(node) in (cst.FunctionDef, cst.ClassDef):
                 definitions[id(node)] = unit
-                if isinstance(node, cst.ClassDef):
+                if type(node) is cst.ClassDef:
                     for stmt in block(node.body):
-                        if isinstance(stmt, cst.FunctionDef):
+                        if type(stmt) is cst.FunctionDef:
                             definitions[id(stmt)] = unit
     except RecursionError:
         unit.scope = None

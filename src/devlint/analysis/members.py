@@ -44,7 +44,7 @@ def proven_tensor(owner: Value, node: cst.Attribute, frame: Frame, called: bool 
     the caller's device (analysis/calls.py binds it)."""
     attr = node.attr.value
     if owner.kind is Kind.UNKNOWN and owner.has(Fact.LIBRARY_INPUT) and not owner.place.known \
-            and isinstance(node.value, cst.Name) \
+            and type(node.value) is cst.Name \
             and (attr in tk.TENSOR_PROOF_ATTRIBUTES or called and attr in tk.TENSOR_PROOF_METHODS):
         owner = Value(Kind.TENSOR, CALLER, facts=owner.facts).named(node.value.value)
         frame.env[node.value.value] = owner
@@ -56,7 +56,7 @@ def proven_argument(value: Value, expr: cst.BaseExpression, frame: Frame) -> Val
     tensor function (`torch.matmul(adj, w)`, `to_dense_adj(edge_index)`) is a tensor, on the
     caller's device."""
     if value.kind is Kind.UNKNOWN and value.has(Fact.LIBRARY_INPUT) and not value.place.known \
-            and isinstance(expr, cst.Name):
+            and type(expr) is cst.Name:
         value = Value(Kind.TENSOR, CALLER, facts=value.facts).named(expr.value)
         frame.env[expr.value] = value
     return value
@@ -185,9 +185,9 @@ def deep_field(an: Analyzer, node: cst.CSTNode, frame: Frame) -> Value | None:
     """What a deep assignment stored for `model.classifier[6]` on the root model
     (analysis/modules.py, `deep_module_assign`)."""
     root = node
-    while isinstance(root, (cst.Attribute, cst.Subscript)):
+    while type(root) in (cst.Attribute, cst.Subscript):
         root = root.value
-    if not isinstance(root, cst.Name):
+    if type(root) is not cst.Name:
         return None
     owner = an.lookup(root.value, frame)
     if owner.kind is not Kind.MODULE or not any(isinstance(k, str) and k.startswith("<") for k, _ in owner.fields):

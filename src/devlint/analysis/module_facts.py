@@ -28,18 +28,18 @@ class ClassMembers:
         # annotated fields in order (what a dataclass / NamedTuple's generated __init__ binds)
         self.record_fields: list[str] = []
         for stmt in block(node.body):
-            if isinstance(stmt, cst.FunctionDef):
+            if type(stmt) is cst.FunctionDef:
                 self.methods[stmt.name.value] = stmt
-            elif isinstance(stmt, cst.SimpleStatementLine):
+            elif type(stmt) is cst.SimpleStatementLine:
                 for small in stmt.body:
-                    if isinstance(small, cst.Assign):
+                    if type(small) is cst.Assign:
                         for t in small.targets:
-                            if isinstance(t.target, cst.Name):
+                            if type(t.target) is cst.Name:
                                 self.class_attrs[t.target.value] = small.value
-                    elif isinstance(small, cst.AnnAssign):
-                        if small.value is not None and isinstance(small.target, cst.Name):
+                    elif type(small) is cst.AnnAssign:
+                        if small.value is not None and type(small.target) is cst.Name:
                             self.class_attrs[small.target.value] = small.value
-                        if isinstance(small.target, cst.Name) and "ClassVar" not in code_of(small.annotation):
+                        if type(small.target) is cst.Name and "ClassVar" not in code_of(small.annotation):
                             self.record_fields.append(small.target.value)
 
 
@@ -57,7 +57,7 @@ class ModuleFacts:
 
     @property
     def top_level_functions(self) -> list[cst.FunctionDef]:
-        return [stmt for stmt in self.module.body if isinstance(stmt, cst.FunctionDef)]
+        return [stmt for stmt in self.module.body if type(stmt) is cst.FunctionDef]
 
     def members(self, node: cst.ClassDef) -> ClassMembers:
         found = self._classes.get(id(node))
@@ -79,8 +79,8 @@ class ModuleFacts:
         if self._stars is None:
             stars = []
             for stmt in self.module.body:
-                for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
-                    if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar):
+                for small in stmt.body if type(stmt) is cst.SimpleStatementLine else ():
+                    if type(small) is cst.ImportFrom and type(small.names) is cst.ImportStar:
                         module = dotted(small.module) if small.module is not None else ""
                         if small.relative:
                             base = imports.package.split(".") if imports.package else []

@@ -114,9 +114,9 @@ def deep_module_assign(an: Analyzer, target: cst.BaseExpression, value: Value, f
     if not (value.kind is Kind.MODULE or value.has(Fact.PARAM)) or not value.place.on_host:
         return
     root = target
-    while isinstance(root, (cst.Attribute, cst.Subscript)):
+    while type(root) in (cst.Attribute, cst.Subscript):
         root = root.value
-    if not isinstance(root, cst.Name) or root is target:
+    if type(root) is not cst.Name or root is target:
         return
     owner = an.lookup(root.value, frame)
     if owner.kind is not Kind.MODULE or not owner.identity or not owner.place.on_device:

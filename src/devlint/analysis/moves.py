@@ -74,7 +74,7 @@ def move_call(an: Analyzer, receiver: Value, method: str, node: cst.Call, args: 
             return receiver  # a dtype conversion, or a target we cannot tell
         if target.on_device and candidates and candidates[0][0].kind is Kind.STR and "cuda" in target.device:
             an.emit_site(node, frame, SiteKind.CUDA, "Tensor.to", receiver)
-    non_blocking = any(a.keyword is not None and a.keyword.value == "non_blocking" and isinstance(a.value, cst.Name)
+    non_blocking = any(a.keyword is not None and a.keyword.value == "non_blocking" and type(a.value) is cst.Name
                        and a.value.value == "True" for a in node.args)
     if target.on_device:
         an.device_in_play = True
@@ -107,12 +107,12 @@ def _host_fields_unknown(value: Value) -> Value:
 def _device_name(node: cst.Call) -> str:
     """The device argument as written when it is a plain name or attribute (`device`)."""
     arg = next((a.value for a in node.args if a.keyword is None or a.keyword.value == "device"), None)
-    return code_of(arg) if isinstance(arg, (cst.Name, cst.Attribute)) else ""
+    return code_of(arg) if type(arg) in (cst.Name, cst.Attribute) else ""
 
 
 def move_value(an: Analyzer, node: cst.Call, receiver: Value, target: Placement, method: str, frame: Frame,
                statement: bool, non_blocking: bool = False) -> Value:
-    subject_text = code_of(node.func.value) if isinstance(node.func, cst.Attribute) else code_of(node)
+    subject_text = code_of(node.func.value) if type(node.func) is cst.Attribute else code_of(node)
     if target.node is None:
         target = replace(target, node=node)
     flag = an.dispatch_flags.get(receiver.identity) if receiver.identity else None
@@ -132,12 +132,12 @@ def move_value(an: Analyzer, node: cst.Call, receiver: Value, target: Placement,
             an.rebind(frame, receiver.identity, moved)
             if receiver.node is not None and target.on_device:
                 an.moved_classes.add(id(receiver.node))
-        elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+        elif type(node.func) is cst.Attribute and type(node.func.value) is cst.Name:
             # one of two modules (`model = DataParallel(model)` on one branch): Module.to is
             # in place, so the name now holds the moved module whichever it was
             an.assign(node.func.value, moved, frame, node)
-        elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Attribute) \
-                and isinstance(node.func.value.value, cst.Name) \
+        elif type(node.func) is cst.Attribute and type(node.func.value) is cst.Attribute \
+                and type(node.func.value.value) is cst.Name \
                 and an.lookup(node.func.value.value.value, frame).kind is Kind.OBJECT:
             # the same for `self.model.to(device)` in a Trainer that built one of two models
             an.assign(node.func.value, moved, frame, node)
@@ -168,8 +168,8 @@ _DISPATCH_FACTS = (Fact.DISPATCHED, Fact.QUANTIZED, Fact.QUANTIZED8)
 
 
 def _moves_self_under_construction(node: cst.Call, receiver: Value, frame: Frame) -> bool:
-    return frame.ctx.role == "init" and bool(frame.self_name) and isinstance(node.func, cst.Attribute) \
-        and isinstance(node.func.value, cst.Name) and node.func.value.value == frame.self_name \
+    return frame.ctx.role == "init" and bool(frame.self_name) and type(node.func) is cst.Attribute \
+        and type(node.func.value) is cst.Name and node.func.value.value == frame.self_name \
         and receiver.identity != 0 and frame.env.get(frame.self_name, UNKNOWN).identity == receiver.identity
 
 
@@ -225,8 +225,8 @@ def _apply_assigned_attributes(an: Analyzer) -> frozenset[str]:
         if method is None:
             continue
         for node in walk(method):
-            if isinstance(node, cst.Assign):
-                names.update(t.target.attr.value for t in node.targets if isinstance(t.target, cst.Attribute))
+            if type(node) is cst.Assign:
+                names.update(t.target.attr.value for t in node.targets if type(t.target) is cst.Attribute)
     _APPLY_NAMES[:] = [an.classes, len(an.classes), frozenset(names)]
     return _APPLY_NAMES[2]
 

@@ -40,7 +40,7 @@ class ImportTable:
     def add_import(self, node: cst.Import) -> None:
         for alias in node.names:
             full = _module_name(alias.name)
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 self.names[alias.asname.name.value] = canonical(full)
             else:
                 top = full.split(".")[0]
@@ -54,12 +54,12 @@ class ImportTable:
             if level > 1:
                 base = base[: len(base) - (level - 1)] if len(base) >= level - 1 else []
             module = ".".join([p for p in base if p] + ([module] if module else []))
-        if isinstance(node.names, cst.ImportStar):
+        if type(node.names) is cst.ImportStar:
             return
         for alias in node.names:
             name = _module_name(alias.name)
             local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 local = alias.asname.name.value
             self.names[local] = canonical(f"{module}.{name}" if module else name)
 
@@ -75,10 +75,10 @@ class ImportTable:
 def collect_imports(module: cst.Module, package: str = "") -> ImportTable:
     table = ImportTable(package)
     for stmt in statements(module.body):
-        if isinstance(stmt, cst.SimpleStatementLine):
+        if type(stmt) is cst.SimpleStatementLine:
             for small in stmt.body:
-                if isinstance(small, cst.Import):
+                if type(small) is cst.Import:
                     table.add_import(small)
-                elif isinstance(small, cst.ImportFrom):
+                elif type(small) is cst.ImportFrom:
                     table.add_import_from(small)
     return table

@@ -47,7 +47,7 @@ def _test_literal(an: Analyzer, test: cst.BaseExpression, frame: Frame, availabl
         lit = _device_literal(an, frame, *compared)
         if lit is not None:
             return lit
-    if isinstance(test, cst.Attribute) and test.attr.value in ("is_cuda", "is_cpu") and isinstance(test.value, cst.Name):
+    if type(test) is cst.Attribute and test.attr.value in ("is_cuda", "is_cpu") and type(test.value) is cst.Name:
         # `x.is_cuda` of a tensor on a device the program chose (or the caller's): says that
         # device is not the CPU
         tested = frame.env.get(test.value.value)
@@ -89,10 +89,10 @@ def _device_literal(an: Analyzer, frame: Frame, subject: cst.BaseExpression, nam
 def _device_comparison(test: cst.BaseExpression) -> tuple[cst.BaseExpression, str, bool] | None:
     """`d.type == "cpu"` / `d == "cuda"` / `str(d) != "cpu"`: (d, the device type named,
     whether the test says they are equal)."""
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return None
     operator = test.comparisons[0].operator
-    if not isinstance(operator, (cst.Equal, cst.NotEqual)):
+    if type(operator) not in (cst.Equal, cst.NotEqual):
         return None
     left, right = test.left, test.comparisons[0].comparator
     if string_value(left) is not None:
@@ -100,11 +100,11 @@ def _device_comparison(test: cst.BaseExpression) -> tuple[cst.BaseExpression, st
     named = string_value(right)
     if named not in _DEVICE_TYPES:
         return None
-    if isinstance(left, cst.Attribute) and left.attr.value == "type":
+    if type(left) is cst.Attribute and left.attr.value == "type":
         left = left.value
-    elif isinstance(left, cst.Call) and dotted(left.func) == "str" and len(left.args) == 1:
+    elif type(left) is cst.Call and dotted(left.func) == "str" and len(left.args) == 1:
         left = left.args[0].value
-    return left, named, isinstance(operator, cst.Equal)
+    return left, named, type(operator) is cst.Equal
 
 
 _DEVICE_TYPES = frozenset({"cpu", "cuda", "mps", "xpu"})
@@ -136,7 +136,7 @@ def else_literals(an: Analyzer, test: cst.BaseExpression, frame: Frame, availabl
 
 def _conjuncts(test: cst.BaseExpression, operator: type = cst.And) -> list[cst.BaseExpression]:
     """The operands of `a and b and c` (of `a or b or c` with `operator=cst.Or`)."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, operator) and not test.lpar:
+    if type(test) is cst.BooleanOperation and isinstance(test.operator, operator) and not test.lpar:
         return _conjuncts(test.left, operator) + _conjuncts(test.right, operator)
     return [test]
 
@@ -152,7 +152,7 @@ def _availability_of(part: cst.BaseExpression, frame: Frame) -> str | None:
         return "cuda"
     if text == conditions.AVAILABLE["mps"]:
         return "mps"
-    if isinstance(part, cst.Name):
+    if type(part) is cst.Name:
         value = frame.env.get(part.value)
         if value is not None:
             return "cuda" if value.has(Fact.CUDA_AVAILABLE) else "mps" if value.has(Fact.MPS_AVAILABLE) else None
@@ -161,25 +161,25 @@ def _availability_of(part: cst.BaseExpression, frame: Frame) -> str | None:
 
 def narrow(an: Analyzer, test: cst.BaseExpression, frame: Frame, holds: bool) -> None:
     """Refine the names `test` tests, in `frame`, for the branch where it evaluates to `holds`."""
-    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         test, holds = test.expression, not holds
-    if isinstance(test, cst.BooleanOperation):
+    if type(test) is cst.BooleanOperation:
         # `a and b` holding says both hold; `a or b` failing says both fail
-        if isinstance(test.operator, cst.And) == holds:
+        if (type(test.operator) is cst.And) == holds:
             narrow(an, test.left, frame, holds)
             narrow(an, test.right, frame, holds)
         return
-    if isinstance(test, cst.Comparison):
+    if type(test) is cst.Comparison:
         _narrow_device_comparison(an, test, frame, holds)
         return
-    if isinstance(test, cst.Attribute) and test.attr.value in ("is_cuda", "is_cpu") \
-            and isinstance(test.value, cst.Name) and test.value.value in frame.env:
+    if type(test) is cst.Attribute and test.attr.value in ("is_cuda", "is_cpu") \
+            and type(test.value) is cst.Name and test.value.value in frame.env:
         # `assert not x.is_cuda`: where `x.is_cuda` fails (or `x.is_cpu` holds), x is on the host
         current = frame.env[test.value.value]
         if (test.attr.value == "is_cuda") != holds and current.kind in TENSORISH:
             frame.env[test.value.value] = current.at(HOST)
         return
-    if not isinstance(test, cst.Call) or not test.args or not isinstance(test.args[0].value, cst.Name):
+    if type(test) is not cst.Call or not test.args or type(test.args[0].value) is not cst.Name:
         return
     name = test.args[0].value.value
     value = frame.env.get(name)
@@ -209,7 +209,7 @@ def _tested_types(an: Analyzer, test: cst.Call, frame: Frame) -> str:
         return "tensor" if string_value(probe) in tk.TENSOR_ONLY_ATTRIBUTES else ""
     if qualname != "builtins.isinstance":
         return ""
-    types = [el.value for el in probe.elements] if isinstance(probe, cst.Tuple) else [probe]
+    types = [el.value for el in probe.elements] if type(probe) is cst.Tuple else [probe]
     names = set()
     for node in types:
         value = an.eval(node, frame)
@@ -225,15 +225,15 @@ def _narrow_device_comparison(an: Analyzer, test: cst.Comparison, frame: Frame, 
     if len(test.comparisons) != 1:
         return
     operator = test.comparisons[0].operator
-    if not isinstance(operator, (cst.Equal, cst.NotEqual)):
+    if type(operator) not in (cst.Equal, cst.NotEqual):
         return
-    equal = isinstance(operator, cst.Equal) == holds
+    equal = (type(operator) is cst.Equal) == holds
     if not equal:
         return
     left, right = test.left, test.comparisons[0].comparator
     for subject, other in ((left, right), (right, left)):
-        if isinstance(subject, cst.Attribute) and subject.attr.value == "device" \
-                and isinstance(subject.value, cst.Name) and subject.value.value in frame.env:
+        if type(subject) is cst.Attribute and subject.attr.value == "device" \
+                and type(subject.value) is cst.Name and subject.value.value in frame.env:
             place = an.place_of_device_value(an.eval(other, frame), other)
             if place is not None and place.known:
                 name = subject.value.value

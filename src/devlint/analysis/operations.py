@@ -57,7 +57,7 @@ def binary(an: Analyzer, node: cst.CSTNode, left: Value, right: Value, op: str, 
             return host_consumer(an, node, [left, right], f"a NumPy operation `{op}`", frame,
                                  result=array(node, left if left.kind is Kind.NDARRAY else right))
         return UNKNOWN
-    sources = [getattr(node, side, None) for _, side in pairs] if isinstance(node, cst.BinaryOperation) else None
+    sources = [getattr(node, side, None) for _, side in pairs] if type(node) is cst.BinaryOperation else None
     meet(an, node, tensors, f"`{op}`", frame, sources)
     if left.kind is Kind.NDARRAY or right.kind is Kind.NDARRAY:
         host_consumer(an, node, [left, right], f"a NumPy operation `{op}`", frame)

@@ -63,12 +63,12 @@ def _is_statement(kind: type) -> bool:
 
 
 def _dotted(node: cst.CSTNode) -> str:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         inner = _dotted(node.value)
         return f"{inner}.{node.attr.value}" if inner else ""
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:
         return _dotted(node.func)
     return ""
 
@@ -76,7 +76,7 @@ def _dotted(node: cst.CSTNode) -> str:
 def _is_step(call: cst.Call) -> bool:
     """`loss.backward()`, `optimizer.step()`, `scaler.step(optimizer)`, `accelerator.backward(loss)`."""
     func = call.func
-    if not isinstance(func, cst.Attribute):
+    if type(func) is not cst.Attribute:
         return False
     attr = func.attr.value
     if attr in ("backward", "manual_backward"):
@@ -94,7 +94,7 @@ def _is_trainer_run(call: cst.Call) -> bool:
     """`trainer.fit(model)` (Lightning), `trainer.train()` (transformers): a whole training run."""
     func = call.func
     return (
-        isinstance(func, cst.Attribute)
+        type(func) is cst.Attribute
         and func.attr.value in ("fit", "train")
         and bool(_TRAINER.search(_dotted(func.value)))
     )
@@ -103,13 +103,13 @@ def _is_trainer_run(call: cst.Call) -> bool:
 def _mode_switch(call: cst.Call) -> str:
     """"eval" for `m.eval()` / `m.train(False)`, "train" for `m.train()`, else ""."""
     func = call.func
-    if not isinstance(func, cst.Attribute) or _TRAINER.search(_dotted(func.value)):
+    if type(func) is not cst.Attribute or _TRAINER.search(_dotted(func.value)):
         return ""
     if func.attr.value == "eval" and not call.args:
         return "eval"
     if func.attr.value == "train" and len(call.args) <= 1:
         arg = call.args[0].value if call.args else None
-        if isinstance(arg, cst.Name) and arg.value == "False":
+        if type(arg) is cst.Name and arg.value == "False":
             return "eval"
         return "train"
     return ""
@@ -117,9 +117,9 @@ def _mode_switch(call: cst.Call) -> str:
 
 def _call_key(call: cst.Call) -> tuple[str, str] | None:
     """How a call names a program function: ("name", f) for `f(...)`, ("attr", m) for `x.m(...)`."""
-    if isinstance(call.func, cst.Name):
+    if type(call.func) is cst.Name:
         return ("name", call.func.value)
-    if isinstance(call.func, cst.Attribute):
+    if type(call.func) is cst.Attribute:
         if _mode_switch(call):
             return None  # `model.train()` switches a mode; it never calls the program's `train()`
         return ("attr", call.func.attr.value)
@@ -140,12 +140,12 @@ def _blocks(stmt: cst.CSTNode) -> list[tuple[Iterable[cst.CSTNode], bool]]:
         out.append((body(stmt.body), True))
         if stmt.orelse is not None:
             out.append((body(stmt.orelse.body), False))
-    elif isinstance(stmt, cst.If):
+    elif type(stmt) is cst.If:
         out.append((body(stmt.body), False))
         if stmt.orelse is not None:
             other = stmt.orelse
-            out.append(([other], False) if isinstance(other, cst.If) else (body(other.body), False))
-    elif isinstance(stmt, cst.With):
+            out.append(([other], False) if type(other) is cst.If else (body(other.body), False))
+    elif type(stmt) is cst.With:
         out.append((body(stmt.body), False))
     elif isinstance(stmt, (cst.Try, getattr(cst, "TryStar", cst.Try))):
         out.append((body(stmt.body), False))
@@ -163,11 +163,11 @@ def _blocks(stmt: cst.CSTNode) -> list[tuple[Iterable[cst.CSTNode], bool]]:
 
 def _header(stmt: cst.CSTNode) -> list[cst.CSTNode]:
     """The expressions a compound statement evaluates itself (not its blocks)."""
-    if isinstance(stmt, cst.For):
+    if type(stmt) is cst.For:
         return [stmt.iter]
-    if isinstance(stmt, (cst.While, cst.If)):
+    if type(stmt) in (cst.While, cst.If):
         return [stmt.test]
-    if isinstance(stmt, cst.With):
+    if type(stmt) is cst.With:
         return [item.item for item in stmt.items]
     return []
 
@@ -376,11 +376,11 @@ class PhaseOracle:
         return self._loops[id(node)]
 
     def _loads_checkpoint(self, stmt: cst.CSTNode) -> bool:
-        nodes = _header(stmt) if not isinstance(stmt, cst.SimpleStatementLine) else [stmt]
+        nodes = _header(stmt) if type(stmt) is not cst.SimpleStatementLine else [stmt]
         for node in nodes:
             for call in self._calls_in(node):
                 func = call.func
-                if isinstance(func, cst.Attribute) and func.attr.value in _LOADS:
+                if type(func) is cst.Attribute and func.attr.value in _LOADS:
                     return True
                 if _dotted(func) == "torch.load":
                     return True
@@ -388,7 +388,7 @@ class PhaseOracle:
 
     def _collect_defs(self, stmts: Iterable[cst.CSTNode], klass: str) -> None:
         for stmt in stmts:
-            if isinstance(stmt, cst.FunctionDef):
+            if type(stmt) is cst.FunctionDef:
                 name = stmt.name.value
                 qual = f"{klass}.{name}" if klass else name
                 self._qualnames.setdefault(qual, []).append(stmt)
@@ -398,7 +398,7 @@ class PhaseOracle:
                 else:
                     self._functions.setdefault(name, []).append(stmt)
                 self._collect_defs(self._suite(stmt.body), "")
-            elif isinstance(stmt, cst.ClassDef):
+            elif type(stmt) is cst.ClassDef:
                 self._collect_defs(self._suite(stmt.body), stmt.name.value)
             else:
                 for block, _ in _blocks(stmt):
@@ -419,10 +419,10 @@ class PhaseOracle:
         sites = self._sites.setdefault(id(owner) if owner is not None else None, [])
         ahead: list[int] = []  # statements of this block before its first training loop
         for stmt in stmts:
-            if isinstance(stmt, cst.FunctionDef):
+            if type(stmt) is cst.FunctionDef:
                 self._walk_owner(stmt, self._suite(stmt.body))
                 continue
-            if isinstance(stmt, cst.ClassDef):
+            if type(stmt) is cst.ClassDef:
                 self._walk_block(owner, self._suite(stmt.body), inherited, region)
                 continue
             verdict = AFTER if after else inherited
@@ -432,7 +432,7 @@ class PhaseOracle:
                 self._void[region[0]] = True
                 region[0] = -1
             self._facts[id(stmt)] = _Facts(owner, verdict, region[0])
-            if isinstance(stmt, cst.SimpleStatementLine):
+            if type(stmt) is cst.SimpleStatementLine:
                 keys = set()
                 for call in self._calls_in(stmt):
                     switch = _mode_switch(call)
@@ -464,12 +464,12 @@ class PhaseOracle:
     def _is_driver(module: cst.Module) -> bool:
         """Does the file run something (a script), rather than only define things (a library)?"""
         for stmt in module.body:
-            if isinstance(stmt, (cst.For, cst.While, cst.With)):
+            if type(stmt) in (cst.For, cst.While, cst.With):
                 return True
-            if isinstance(stmt, cst.If) and "__name__" in cst.Module([]).code_for_node(stmt.test):
+            if type(stmt) is cst.If and "__name__" in cst.Module([]).code_for_node(stmt.test):
                 return True
-            if isinstance(stmt, cst.SimpleStatementLine):
+            if type(stmt) is cst.SimpleStatementLine:
                 for small in stmt.body:
-                    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                    if type(small) is cst.Expr and type(small.value) is cst.Call:
                         return True
         return False

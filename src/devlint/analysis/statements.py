@@ -86,23 +86,23 @@ def exec_break(an: Analyzer, node: cst.Break, frame: Frame) -> None:
 def exec_import(an: Analyzer, node: cst.Import, frame: Frame) -> None:
     frame.scope.imports.add_import(node)
     for alias in node.names:
-        local = (alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
+        local = (alias.asname.name.value if alias.asname is not None and type(alias.asname.name) is cst.Name
                  else (dotted(alias.name) or "").split(".")[0])
         frame.env.pop(local, None)
 
 
 def exec_import_from(an: Analyzer, node: cst.ImportFrom, frame: Frame) -> None:
     frame.scope.imports.add_import_from(node)
-    if isinstance(node.names, cst.ImportStar):
+    if type(node.names) is cst.ImportStar:
         return
     for alias in node.names:
-        local = (alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
+        local = (alias.asname.name.value if alias.asname is not None and type(alias.asname.name) is cst.Name
                  else dotted(alias.name) or "")
         frame.env.pop(local, None)
 
 
 def exec_del(an: Analyzer, node: cst.Del, frame: Frame) -> None:
-    if isinstance(node.target, cst.Name):
+    if type(node.target) is cst.Name:
         frame.env.pop(node.target.value, None)
 
 
@@ -173,10 +173,10 @@ def exec_if(an: Analyzer, node: cst.If, frame: Frame) -> None:
     else_frame.path = else_path
     narrow(an, node.test, else_frame, False)
     orelse = node.orelse
-    if isinstance(orelse, cst.If):
+    if type(orelse) is cst.If:
         exec_if(an, orelse, else_frame)
         else_terminates = False
-    elif isinstance(orelse, cst.Else):
+    elif type(orelse) is cst.Else:
         else_body = block(orelse.body)
         an.exec_block(else_body, else_frame)
         else_terminates = terminates(else_body)
@@ -202,9 +202,9 @@ def _run_branch(an: Analyzer, node: cst.If, frame: Frame, holds: bool) -> None:
     """Run the branch of an `if` whose test is known to be `holds`, in the frame itself."""
     if holds:
         an.exec_block(block(node.body), frame)
-    elif isinstance(node.orelse, cst.If):
+    elif type(node.orelse) is cst.If:
         exec_if(an, node.orelse, frame)
-    elif isinstance(node.orelse, cst.Else):
+    elif type(node.orelse) is cst.Else:
         an.exec_block(block(node.orelse.body), frame)
     frame.sync_module_env()
 
@@ -227,7 +227,7 @@ def exec_for(an: Analyzer, node: cst.For, frame: Frame) -> None:
         elem = an.dataset_item(iterable, node, frame, Origin(ORIGIN_BATCH, node.iter,
                                                              f"an item of `{code_of(node.iter)}`"))
     kind = "data" if an.is_data_iter(iterable) else ("epoch" if "range" in code_of(node.iter)[:6] else "other")
-    keys = _mapping_keys(_keys_of(an, node.iter, iterable, frame)) if isinstance(node.target, cst.Name) else ()
+    keys = _mapping_keys(_keys_of(an, node.iter, iterable, frame)) if type(node.target) is cst.Name else ()
 
     def body(f: Frame) -> None:
         if keys:  # `for k in batch: batch[k] = batch[k].to(device)`: the body runs once per key
@@ -250,13 +250,13 @@ def _keys_of(an: Analyzer, iterated: cst.BaseExpression, value: Value, frame: Fr
     """The mapping whose keys a loop runs over: `batch`, `batch.keys()`, `list(batch.keys())`,
     `list(batch)` (only a plain name or attribute is read again: it has no side effects)."""
     node = iterated
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _KEY_VIEWS \
+    if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in _KEY_VIEWS \
             and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
         node = node.args[0].value
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "keys" \
+    if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "keys" \
             and not node.args:
         node = node.func.value
-    if node is iterated or not isinstance(node, (cst.Name, cst.Attribute)):
+    if node is iterated or type(node) not in (cst.Name, cst.Attribute):
         return value
     return an.eval(node, frame)
 
@@ -303,7 +303,7 @@ def exec_with(an: Analyzer, node: cst.With, frame: Frame) -> None:
         value = an.eval(item.item, frame)
         if value.kind is Kind.DEVICE and on_a_gpu(value.place):
             changes["default_device"] = True  # `with torch.device("cuda"):` or `with dev:`
-        if isinstance(item.item, cst.Call):
+        if type(item.item) is cst.Call:
             callee = an.eval(item.item.func, frame)
             qualname = callee.qualname if callee.kind is Kind.REF else ""
             if matches(qualname, tk.NO_GRAD_CONTEXTS):
@@ -370,16 +370,16 @@ if hasattr(cst, "TryStar"):
 # --- assignment ------------------------------------------------------------------------------
 
 def assign(an: Analyzer, target: cst.BaseExpression, value: Value, frame: Frame, stmt: cst.CSTNode) -> None:
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         if frame.module_level and value.kind in _CONSTANT_KINDS:
             value = value.with_facts(Fact.CHOSEN)  # a setting the user edits (`checkpoint = None`)
         frame.env[target.value] = value.named(target.value)
         frame.sync_module_env()
-    elif isinstance(target, (cst.Tuple, cst.List)):
+    elif type(target) in (cst.Tuple, cst.List):
         count = len(target.elements)
         after_star = False
         for index, el in enumerate(target.elements):
-            if isinstance(el, cst.StarredElement):
+            if type(el) is cst.StarredElement:
                 assign(an, el.value, Value(Kind.LIST, value.place, elem=an.element_of(value)), frame, stmt)
                 after_star = True
                 continue
@@ -387,22 +387,22 @@ def assign(an: Analyzer, target: cst.BaseExpression, value: Value, frame: Frame,
             # have unknown length, count from the end
             position = index - count if after_star or value.get_field(index) is None and \
                 value.get_field(index - count) is not None else index
-            name = code_of(el.value) if isinstance(el.value, cst.Name) else ""
+            name = code_of(el.value) if type(el.value) is cst.Name else ""
             assign(an, el.value, an.item_of(value, position, name), frame, stmt)
-    elif isinstance(target, cst.Attribute):
+    elif type(target) is cst.Attribute:
         owner = an.eval(target.value, frame)
         if owner.identity == 0 and owner.kind in (Kind.MODULE, Kind.UNKNOWN):
             an.deep_module_assign(target, value, frame, stmt)
         an.set_attribute(owner, target.attr.value, value, frame, stmt)
-    elif isinstance(target, cst.Subscript):
+    elif type(target) is cst.Subscript:
         owner = an.eval(target.value, frame)
         key = constant_key(target)
-        if key is None and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+        if key is None and len(target.slice) == 1 and type(target.slice[0].slice) is cst.Index:
             key = known_str(an.eval(target.slice[0].slice.value, frame))  # a loop key (exec_for)
         if owner.kind is Kind.REF and owner.qualname in lib.ENV_MAPPINGS and len(target.slice) == 1 \
-                and isinstance(target.slice[0].slice, cst.Index):
+                and type(target.slice[0].slice) is cst.Index:
             record_env_write(an, stmt, owner.qualname, [], {}, frame, target.slice[0].slice.value, value)
-        if key is not None and owner.kind in _INDEXED_OWNERS and isinstance(target.value, cst.Name):
+        if key is not None and owner.kind in _INDEXED_OWNERS and type(target.value) is cst.Name:
             frame.env[target.value.value] = _stored(owner, key, value)
         elif owner.kind is Kind.MODULE and owner.identity and owner.qualname in tk.REGISTERING_CONTAINERS:
             # `model.layers[2] = nn.Linear(...)`: nn.ModuleList / Sequential / ModuleDict register it
@@ -411,5 +411,5 @@ def assign(an: Analyzer, target: cst.BaseExpression, value: Value, frame: Frame,
                                                              stored))
         elif owner.identity == 0 and owner.kind in (Kind.MODULE, Kind.UNKNOWN):
             an.deep_module_assign(target, value, frame, stmt)
-    elif isinstance(target, cst.StarredElement):
+    elif type(target) is cst.StarredElement:
         assign(an, target.value, UNKNOWN, frame, stmt)

@@ -33,10 +33,10 @@ _EMPTY_MODULE = cst.Module(body=[])
 def dotted(node: cst.BaseExpression) -> str | None:
     """`a.b.c` as a string, or None for anything that is not a plain dotted name."""
     parts = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         parts.append(node.attr.value)
         node = node.value
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         parts.append(node.value)
         return ".".join(reversed(parts))
     return None
@@ -48,16 +48,16 @@ def code_of(node: cst.CSTNode) -> str:
 
     Names, dotted names and operators are read directly; anything else is generated once and
     cached, because libcst's code generation costs more than the analysis of the node."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
     op = OPERATORS.get(type(node))
     if op is not None:
         return op
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         text = dotted(node)
         if text is not None:
             return text
-    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+    if type(node) in (cst.Integer, cst.Float, cst.SimpleString):
         return node.value
     cached = _CODE_CACHE.get(id(node))
     if cached is not None and cached[0] is node:
@@ -76,7 +76,7 @@ def code_of(node: cst.CSTNode) -> str:
 
 def string_value(node: cst.BaseExpression) -> str | None:
     """The value of a (possibly concatenated) string literal; None for anything else."""
-    if isinstance(node, cst.SimpleString):
+    if type(node) is cst.SimpleString:
         raw = node.value
         quote = raw[-1]
         body_start = raw.index(quote)
@@ -91,7 +91,7 @@ def string_value(node: cst.BaseExpression) -> str | None:
         except Exception:
             return None
         return value if isinstance(value, str) else None
-    if isinstance(node, cst.ConcatenatedString):
+    if type(node) is cst.ConcatenatedString:
         left, right = string_value(node.left), string_value(node.right)
         if left is not None and right is not None:
             return left + right
@@ -100,35 +100,35 @@ def string_value(node: cst.BaseExpression) -> str | None:
 
 def fstring_prefix(node: cst.BaseExpression) -> str | None:
     """The literal text parts of an f-string, joined; None for anything else."""
-    if isinstance(node, cst.FormattedString):
-        return "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText))
+    if type(node) is cst.FormattedString:
+        return "".join(p.value for p in node.parts if type(p) is cst.FormattedStringText)
     return None
 
 
 def constant_key(node: cst.Subscript) -> object | None:
     """The literal key of `x["labels"]` / `x[0]` / `x[-1]`; None for any other subscript."""
-    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+    if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
         return None
     value = node.slice[0].slice.value
     text = string_value(value)
     if text is not None:
         return text
-    if isinstance(value, cst.Integer):
+    if type(value) is cst.Integer:
         try:
             return int(value.value, 0)
         except ValueError:
             return None
-    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) \
-            and isinstance(value.expression, cst.Integer):
+    if type(value) is cst.UnaryOperation and type(value.operator) is cst.Minus \
+            and type(value.expression) is cst.Integer:
         return -int(value.expression.value, 0)
     return None
 
 
 def display_items(node: cst.CSTNode) -> tuple[str, ...] | None:
     """The elements of a list or tuple display as written (a starred one keeps its star)."""
-    if not isinstance(node, (cst.List, cst.Tuple)):
+    if type(node) not in (cst.List, cst.Tuple):
         return None
-    return tuple(("*" + code_of(el.value)) if isinstance(el, cst.StarredElement) else code_of(el.value)
+    return tuple(("*" + code_of(el.value)) if type(el) is cst.StarredElement else code_of(el.value)
                  for el in node.elements)
 
 
@@ -140,22 +140,22 @@ _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide,
 def is_number_expression(node: cst.BaseExpression) -> bool:
     """Arithmetic that visibly makes a Python number (`(max_position - 1) / mid`, `min(a, b)`,
     `math.log(n)`) even when its operands are unknown: `torch.tensor` of it is 0-dim."""
-    if isinstance(node, (cst.Integer, cst.Float)):
+    if type(node) in (cst.Integer, cst.Float):
         return True
-    if isinstance(node, cst.UnaryOperation):
-        return isinstance(node.operator, (cst.Minus, cst.Plus)) and is_number_expression(node.expression)
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _ARITHMETIC):
+    if type(node) is cst.UnaryOperation:
+        return type(node.operator) in (cst.Minus, cst.Plus) and is_number_expression(node.expression)
+    if type(node) is cst.BinaryOperation and isinstance(node.operator, _ARITHMETIC):
         sides = (node.left, node.right)
-        if any(isinstance(side, (cst.List, cst.Tuple, cst.ListComp, cst.Set, cst.Dict)) for side in sides):
+        if any(type(side) in (cst.List, cst.Tuple, cst.ListComp, cst.Set, cst.Dict) for side in sides):
             return False  # `[0] * n` is a list
         return any(is_number_expression(side) for side in sides)
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:
         name = dotted(node.func) or ""
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _NUMBER_METHODS \
+        if type(node.func) is cst.Attribute and node.func.attr.value in _NUMBER_METHODS \
                 and (node.args or node.func.attr.value != "size"):
             return True  # `x.size(-1)`, `x.dim()`, `x.numel()`, `t.item()`
         return name in _NUMBER_FUNCTIONS or name.startswith("math.")
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Call):
+    if type(node) is cst.Attribute and type(node.value) is cst.Call:
         # `torch.finfo(x.dtype).min`: a limit of a number type is a Python number
         return (dotted(node.value.func) or "").rsplit(".", 1)[-1] in ("finfo", "iinfo")
     return False
@@ -167,8 +167,8 @@ def option_dest(call: cst.Call) -> str | None:
     names = []
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "dest":
-            return arg.value.evaluated_value if isinstance(arg.value, cst.SimpleString) else None
-        if arg.keyword is None and isinstance(arg.value, cst.SimpleString):
+            return arg.value.evaluated_value if type(arg.value) is cst.SimpleString else None
+        if arg.keyword is None and type(arg.value) is cst.SimpleString:
             text = arg.value.evaluated_value
             if isinstance(text, str):
                 names.append(text)
@@ -182,9 +182,9 @@ def option_dest(call: cst.Call) -> str | None:
 
 def block(node: cst.BaseSuite) -> list[cst.CSTNode]:
     """The statements of a suite (an indented block, or `if x: a; b` on one line)."""
-    if isinstance(node, cst.IndentedBlock):
+    if type(node) is cst.IndentedBlock:
         return list(node.body)
-    if isinstance(node, cst.SimpleStatementSuite):
+    if type(node) is cst.SimpleStatementSuite:
         return [cst.SimpleStatementLine(body=node.body)]
     return []
 
@@ -195,17 +195,17 @@ def terminates(body: Iterable[cst.CSTNode]) -> bool:
     if not stmts:
         return False
     last = stmts[-1]
-    if isinstance(last, cst.SimpleStatementLine):
-        return any(isinstance(s, (cst.Return, cst.Raise, cst.Continue, cst.Break)) for s in last.body)
+    if type(last) is cst.SimpleStatementLine:
+        return any(type(s) in (cst.Return, cst.Raise, cst.Continue, cst.Break) for s in last.body)
     return False
 
 
 def is_main_guard(stmt: cst.CSTNode) -> bool:
     """`if __name__ == "__main__":` (either operand order, either quote)."""
-    if not isinstance(stmt, cst.If) or not isinstance(stmt.test, cst.Comparison):
+    if type(stmt) is not cst.If or type(stmt.test) is not cst.Comparison:
         return False
     test = stmt.test
-    if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
+    if len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not cst.Equal:
         return False
     sides = {code_of(test.left).strip(), code_of(test.comparisons[0].comparator).strip()}
     return "__name__" in sides and bool(sides & {'"__main__"', "'__main__'"})
@@ -224,7 +224,7 @@ def statements(body: Iterable[cst.CSTNode]) -> Iterator[cst.CSTNode]:
     while stack:
         node = stack.pop()
         yield node
-        if isinstance(node, cst.SimpleStatementLine):
+        if type(node) is cst.SimpleStatementLine:
             continue
         children = []
         for attr in ("body", "orelse", "handlers", "finalbody", "cases"):
@@ -369,16 +369,16 @@ _BOUND: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}
 
 
 def _target_names(node: cst.CSTNode) -> list[str]:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return [node.value]
-    if isinstance(node, (cst.Tuple, cst.List)):
+    if type(node) in (cst.Tuple, cst.List):
         out = []
         for el in node.elements:
             out.extend(_target_names(el.value))
         return out
-    if isinstance(node, cst.StarredElement):
+    if type(node) is cst.StarredElement:
         return _target_names(node.value)
-    if isinstance(node, (cst.Subscript, cst.Attribute)):
+    if type(node) in (cst.Subscript, cst.Attribute):
         return _target_names(node.value)  # `w[i] = ...` / `cfg.w = ...` changes `w` / `cfg`
     return []
 
@@ -401,7 +401,7 @@ def bound_names(loop: cst.CSTNode) -> frozenset[str]:
         elif kind is cst.Call:
             func = node.func  # type: ignore[attr-defined]
             # `xs.append(...)`, `xs.extend(...)`: the list changes in the loop
-            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+            if type(func) is cst.Attribute and type(func.value) is cst.Name \
                     and func.attr.value in _REBINDING_METHODS:
                 names.add(func.value.value)
     frozen = frozenset(names)
@@ -415,24 +415,24 @@ def constant_across_iterations(expr: cst.BaseExpression, bound: frozenset[str] |
     """The expression has the same value on every iteration (literal data, or names the loop
     never rebinds; `bound` None when no loop of the same function encloses it), and is not a
     plain number."""
-    if isinstance(expr, (cst.List, cst.Tuple)):
+    if type(expr) in (cst.List, cst.Tuple):
         return bool(expr.elements) and all(
-            not isinstance(el, cst.StarredElement) and _literal(el.value) for el in expr.elements)
+            type(el) is not cst.StarredElement and _literal(el.value) for el in expr.elements)
     if bound is None:
         return False
-    names = _target_names(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else []
+    names = _target_names(expr) if type(expr) in (cst.Name, cst.Attribute) else []
     return bool(names) and not (set(names) & bound)
 
 
 def _literal(expr: cst.BaseExpression) -> bool:
-    if isinstance(expr, (cst.Integer, cst.Float)):
+    if type(expr) in (cst.Integer, cst.Float):
         return True
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+    if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
         return _literal(expr.expression)
-    if isinstance(expr, (cst.List, cst.Tuple)):
+    if type(expr) in (cst.List, cst.Tuple):
         return bool(expr.elements) and all(_literal(el.value) for el in expr.elements
-                                           if not isinstance(el, cst.StarredElement))
-    if isinstance(expr, cst.Name):
+                                           if type(el) is not cst.StarredElement)
+    if type(expr) is cst.Name:
         return expr.value in ("True", "False")
     return False
 
@@ -441,9 +441,9 @@ def is_setting_attribute(node: cst.CSTNode | None) -> bool:
     """`args.device`, `self.device`, `self.cfg.device`: an attribute of a name (or of a settings
     object held by `self`) that holds the program's settings (the chosen device), not of a
     tensor the analysis cannot see."""
-    if not isinstance(node, cst.Attribute):
+    if type(node) is not cst.Attribute:
         return False
     holder = node.value
-    if isinstance(holder, cst.Attribute) and isinstance(holder.value, cst.Name) and holder.value.value == "self":
+    if type(holder) is cst.Attribute and type(holder.value) is cst.Name and holder.value.value == "self":
         holder = holder.attr  # `self.cfg.device`: the settings object the instance keeps
-    return isinstance(holder, cst.Name) and holder.value in SETTING_HOLDERS
+    return type(holder) is cst.Name and holder.value in SETTING_HOLDERS

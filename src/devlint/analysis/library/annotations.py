@@ -34,10 +34,10 @@ def annotated_value(an: Analyzer, annotation: cst.Annotation | None, name: str, 
     if annotation is None:
         return None
     expression = annotation.annotation
-    if isinstance(expression, cst.Subscript) and expression.slice \
-            and (_last_name(expression.value) in _WRAPPERS) and isinstance(expression.slice[0].slice, cst.Index):
+    if type(expression) is cst.Subscript and expression.slice \
+            and (_last_name(expression.value) in _WRAPPERS) and type(expression.slice[0].slice) is cst.Index:
         expression = expression.slice[0].slice.value
-    if not isinstance(expression, (cst.Name, cst.Attribute)):
+    if type(expression) not in (cst.Name, cst.Attribute):
         return None
     typed = an.eval(expression, frame)
     if typed.kind is not Kind.REF:
@@ -56,8 +56,8 @@ def annotated_value(an: Analyzer, annotation: cst.Annotation | None, name: str, 
 
 
 def _last_name(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return node.attr.value
     return ""

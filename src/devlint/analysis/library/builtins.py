@@ -64,8 +64,8 @@ def builtin(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwa
             return an.get_attribute(args[0], attr, node, frame)
         if args[0].kind is Kind.REF and len(args) == 2:  # `getattr(torch, window)`: one of its members
             return an.member_of(args[0].qualname, None, node, frame)
-    if name == "setattr" and len(args) >= 3 and isinstance(node.args[1].value,
-                                                           (cst.SimpleString, cst.FormattedString, cst.Name)):
+    if name == "setattr" and len(args) >= 3 \
+            and type(node.args[1].value) in (cst.SimpleString, cst.FormattedString, cst.Name):
         attr = string_value(node.args[1].value) or "<dynamic>"
         an.set_attribute(args[0], attr, args[2], frame, frame.stmt or node)
         return NONE_VALUE

@@ -25,7 +25,7 @@ NEXT: Value = _Next()  # type: ignore[assignment]
 
 def call_arguments(node: cst.CSTNode, args: Args, kwargs: Kwargs) -> tuple[Argument, ...]:
     """The evaluated arguments of a call, in source order, with the nodes they came from."""
-    if not isinstance(node, cst.Call):
+    if type(node) is not cst.Call:
         return ()
     positional = iter(args)
     out = []

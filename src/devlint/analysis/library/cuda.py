@@ -125,7 +125,7 @@ def place_of_device_value(an: Analyzer, value: Value, arg_node: cst.CSTNode | No
     if value.kind is Kind.NONE:
         # `device=None`: mostly a parameter's default meaning "follow the input"; not evidence
         return UNKNOWN_PLACE
-    if isinstance(arg_node, cst.Attribute) and arg_node.attr.value == "device" \
+    if type(arg_node) is cst.Attribute and arg_node.attr.value == "device" \
             and not is_setting_attribute(arg_node):
         # `t.device` of a tensor we cannot see follows that tensor, wherever it is; `args.device`
         # or `self.device` is the program's chosen device

@@ -38,8 +38,8 @@ def loader(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwar
     dataset = args[0] if args else kwargs.get("dataset", UNKNOWN)
     collate = kwargs.get("collate_fn")
     stmt = frame.stmt
-    name = code_of(stmt.body[0].targets[0].target) if isinstance(stmt, cst.SimpleStatementLine) \
-        and stmt.body and isinstance(stmt.body[0], cst.Assign) else code_of(node.func)
+    name = code_of(stmt.body[0].targets[0].target) if type(stmt) is cst.SimpleStatementLine \
+        and stmt.body and type(stmt.body[0]) is cst.Assign else code_of(node.func)
     origin = Origin(ORIGIN_BATCH, node, f"a batch from `{name}`")
     with an.capture_worker_work() as worker_work:
         if collate is not None and collate.kind is not Kind.NONE:

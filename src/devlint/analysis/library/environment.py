@@ -42,15 +42,15 @@ def record_env_write(an: Analyzer, node: cst.CSTNode, qualname: str, args: Args,
     if key_node is not None:
         names.append(string_value(key_node) or "")
     elif qualname in lib.ENV_UPDATES:
-        call_args = [a for a in node.args if a.keyword is None] if isinstance(node, cst.Call) else []
-        if call_args and isinstance(call_args[0].value, cst.Dict):
+        call_args = [a for a in node.args if a.keyword is None] if type(node) is cst.Call else []
+        if call_args and type(call_args[0].value) is cst.Dict:
             for el in call_args[0].value.elements:
-                if isinstance(el, cst.DictElement):
+                if type(el) is cst.DictElement:
                     names.append(string_value(el.key) or "")
         elif call_args:
             names.append("")
         names.extend(k for k in kwargs if not k.startswith("*"))
-    elif isinstance(node, cst.Call) and node.args:
+    elif type(node) is cst.Call and node.args:
         names.append(string_value(node.args[0].value) or "")
     if names:
         an.emit_site(node, frame, SiteKind.ENV, qualname, value, text=code_of(node), names=tuple(names))
@@ -99,7 +99,7 @@ def _offers_cpu(node: cst.Call) -> bool:
             continue
         if arg.keyword.value == "default" and _is_cpu(arg.value):
             return True
-        if arg.keyword.value == "choices" and isinstance(arg.value, (cst.List, cst.Tuple, cst.Set)) \
+        if arg.keyword.value == "choices" and type(arg.value) in (cst.List, cst.Tuple, cst.Set) \
                 and any(_is_cpu(el.value) for el in arg.value.elements):
             return True
     return False

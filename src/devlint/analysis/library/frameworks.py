@@ -93,7 +93,7 @@ def _quantize_flag(node: cst.Call, kwargs: Kwargs) -> conditions.Literal | None:
         return None
     flags = [a.value for a in node.args if a.keyword is not None and a.keyword.value in lib.QUANTIZE_KWARGS
              and known_bool(kwargs.get(a.keyword.value)) is None
-             and isinstance(a.value, (cst.Name, cst.Attribute))]
+             and type(a.value) in (cst.Name, cst.Attribute)]
     if len(flags) != 1 or any(known_bool(kwargs.get(k)) is True for k in lib.QUANTIZE_KWARGS if k in kwargs):
         return None
     return conditions.literal(code_of(flags[0]))

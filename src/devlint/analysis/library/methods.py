@@ -107,7 +107,7 @@ def library_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, arg
     if kind is Kind.OPTIMIZER and name == "load_state_dict":
         an.emit_site(node, frame, SiteKind.OPTIMIZER_LOAD, receiver.qualname, receiver)
         return UNKNOWN
-    if kind is Kind.LIST and name in tk.LIST_GROWING_METHODS and args and isinstance(node.func, cst.Attribute):
+    if kind is Kind.LIST and name in tk.LIST_GROWING_METHODS and args and type(node.func) is cst.Attribute:
         new_elem = args[-1] if name != "extend" else an.element_of(args[-1])
         held = receiver.elem
         for _, member in receiver.fields:
@@ -120,7 +120,7 @@ def library_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, arg
     if kind is Kind.UNKNOWN and name in lib.HF_FORMAT_METHODS and "device" in kwargs:
         # a Hugging Face `datasets` object that yields tensors already on a device
         placed = receiver.with_facts(Fact.PLACED_ITEMS)
-        if name == "set_format" and isinstance(node.func, cst.Attribute):
+        if name == "set_format" and type(node.func) is cst.Attribute:
             an.assign(node.func.value, placed, frame, node)
             return NONE_VALUE
         return placed

@@ -99,9 +99,9 @@ def factory(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwa
 def _empty(node: cst.Call) -> bool:
     """`torch.empty(0)`, `torch.zeros([0])`: a tensor with no elements, as a placeholder."""
     first = node.args[0].value if node.args and node.args[0].keyword is None and not node.args[0].star else None
-    if isinstance(first, (cst.List, cst.Tuple)) and len(first.elements) == 1:
+    if type(first) in (cst.List, cst.Tuple) and len(first.elements) == 1:
         first = first.elements[0].value
-    return isinstance(first, cst.Integer) and first.value == "0" and all(a.keyword is not None for a in node.args[1:])
+    return type(first) is cst.Integer and first.value == "0" and all(a.keyword is not None for a in node.args[1:])
 
 
 def _constant_data(qualname: str, node: cst.Call, frame: Frame) -> bool:
