@@ -79,19 +79,28 @@ def eval_subscript(an: Analyzer, node: cst.Subscript, frame: Frame) -> Value:
         if stored is not None:
             return stored
     if key is not None:
-        return item_of(an, owner, key, code_of(node))
+        return item_of(an, owner, key, node)
     if len(node.slice) == 1 and type(node.slice[0].slice) is cst.Slice:
         if owner.kind in (Kind.TENSOR, Kind.LIST, Kind.TUPLE, Kind.NDARRAY, Kind.STR):
             return owner.evolve(fields=()) if owner.kind is not Kind.TENSOR else owner
     if owner.kind is Kind.TENSOR:
         return owner.with_facts(remove=(Fact.ZERO_DIM,))
-    return item_of(an, owner, None, code_of(node))
+    return item_of(an, owner, None, node)
 
 
-def item_of(an: Analyzer, value: Value, key: object, text: str) -> Value:
-    """`value[key]` / unpacking position `key` / attribute `key` of a batch."""
+# the kinds whose items item_of names (for messages): a batch's or an object's fields
+_NAMED_ITEMS = frozenset({Kind.BATCH, Kind.ENCODING, Kind.OBJECT})
+
+
+def item_of(an: Analyzer, value: Value, key: object, text: "str | cst.Subscript") -> Value:
+    """`value[key]` / unpacking position `key` / attribute `key` of a batch. `text` names the
+    item for messages; a subscript's own text is generated only where a batch item is named."""
     if value.has(Fact.HF_DATASET) or value.has(Fact.PLOT_AXES) or value.has(Fact.PLOT_FIGURE):
         return value  # `dataset["train"]`, `axes[0, 1]`, `subfigs[0]`
+    if value.kind not in _NAMED_ITEMS:
+        text = ""  # (no branch below names what it returns)
+    elif type(text) is not str:
+        text = code_of(text)
     if "(" in text:
         text = ""  # `tok(...)["input_ids"]` is no name to move: the variable it is bound to is
     if key is not None:

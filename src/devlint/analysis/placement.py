@@ -120,10 +120,16 @@ def join(a: "Value | None", b: "Value | None", cond: Literal | Split | None = No
         return Value(Kind.UNKNOWN, UNKNOWN_PLACE)
     fields: tuple = ()
     if a.fields or b.fields:
-        keys = [k for k, _ in a.fields] + [k for k, _ in b.fields if a.get_field(k) is None]
+        # each side's fields by key, the first of a key as get_field finds it (a module's fields
+        # are many, and looking each key up in both tuples made a join quadratic in them)
+        try:
+            field_of_a, field_of_b = _by_key(a.fields).get, _by_key(b.fields).get
+        except TypeError:  # a key that cannot be hashed
+            field_of_a, field_of_b = a.get_field, b.get_field
+        keys = [k for k, _ in a.fields] + [k for k, _ in b.fields if field_of_a(k) is None]
         merged = []
         for k in keys:
-            fa, fb = a.get_field(k), b.get_field(k)
+            fa, fb = field_of_a(k), field_of_b(k)
             if (fa is None or fb is None) and a.kind in (Kind.OBJECT, Kind.MODULE) and a.identity \
                     and a.identity == b.identity:
                 # an attribute the object gets on one path only (`if/elif` choosing how to build
@@ -167,6 +173,13 @@ def join(a: "Value | None", b: "Value | None", cond: Literal | Split | None = No
         facts=(a.facts & b.facts) | ((a.facts | b.facts) & _TOLERANT),
         node=a.node if a.node is b.node else None,
     )
+
+
+def _by_key(fields: tuple) -> dict:
+    found: dict = {}
+    for key, value in fields:
+        found.setdefault(key, value)
+    return found
 
 
 def _wrapper_identity(a: Value, b: Value) -> int:

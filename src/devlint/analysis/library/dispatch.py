@@ -81,12 +81,13 @@ ROWS: tuple[tuple[Matcher, Handler], ...] = (
 
 
 class LibraryTable:
-    """The rows each name matches, computed once per name for one analysis' helper settings."""
+    """The rows each name matches, computed once per name and helper settings in a process (the
+    answer depends on nothing else, and every file of a run asks for `torch.zeros` again)."""
 
     def __init__(self, move_helpers: frozenset[str], device_helpers: frozenset[str]) -> None:
         self._move_helpers = move_helpers
         self._device_helpers = device_helpers
-        self._rows: dict[str, tuple[Handler, ...]] = {}
+        self._rows = _ROWS_BY_SETTINGS.setdefault((move_helpers, device_helpers), {})
 
     def handlers(self, qualname: str) -> tuple[Handler, ...]:
         found = self._rows.get(qualname)
@@ -94,6 +95,9 @@ class LibraryTable:
             found = self._rows[qualname] = tuple(
                 handler for matcher, handler in ROWS if matcher(qualname, self._move_helpers, self._device_helpers))
         return found
+
+
+_ROWS_BY_SETTINGS: dict[tuple[frozenset[str], frozenset[str]], dict[str, tuple[Handler, ...]]] = {}
 
 
 def call_library(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
