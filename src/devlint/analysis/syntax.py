@@ -13,6 +13,7 @@ from typing import Iterable, Iterator
 
 import libcst as cst
 
+from devlint.analysis.codegen import text_of
 from devlint.knowledge.conventions import SETTING_HOLDERS
 
 
@@ -62,10 +63,14 @@ def code_of(node: cst.CSTNode) -> str:
     cached = _CODE_CACHE.get(id(node))
     if cached is not None and cached[0] is node:
         return cached[1]
-    try:
-        text = _EMPTY_MODULE.code_for_node(node).strip()
-    except Exception:  # pragma: no cover - defensive: messages must never crash the run
-        text = "?"
+    text = text_of(node)  # the common expressions, written without libcst's code generation
+    if text is not None:
+        text = text.strip()
+    else:
+        try:
+            text = _EMPTY_MODULE.code_for_node(node).strip()
+        except Exception:  # pragma: no cover - defensive: messages must never crash the run
+            text = "?"
     if len(_CODE_CACHE) > 50_000:
         _CODE_CACHE.clear()
     _CODE_CACHE[id(node)] = (node, text)
