@@ -89,12 +89,6 @@ def _comma(comma: object, default_comma: bool, out: list[str]) -> None:
         _write(comma, out)
 
 
-def _attribute(node: cst.Attribute, out: list[str]) -> None:
-    _write(node.value, out)
-    _write(node.dot, out)
-    _write(node.attr, out)
-
-
 def _call(node: cst.Call, out: list[str]) -> None:
     _write(node.func, out)
     _space(node.whitespace_after_func, out)
@@ -162,31 +156,28 @@ def _comparison(node: cst.Comparison, out: list[str]) -> None:
         _write(target.comparator, out)
 
 
-def _binary(node: "cst.BinaryOperation | cst.BooleanOperation", out: list[str]) -> None:
-    _write(node.left, out)
-    _write(node.operator, out)
-    _write(node.right, out)
-
-
-def _unary(node: cst.UnaryOperation, out: list[str]) -> None:
-    _write(node.operator, out)
-    _write(node.expression, out)
-
-
 def _expression(inner):  # type: ignore[no-untyped-def]
     return lambda node, out: _parenthesized(node, out, inner)
+
+
+def _parts(*fields: str):  # type: ignore[no-untyped-def]
+    """A writer of an expression made of these parts, in this order (`a.b`, `a + b`, `not a`)."""
+    def write(node: cst.CSTNode, out: list[str]) -> None:
+        for name in fields:
+            _write(getattr(node, name), out)
+    return _expression(write)
 
 
 _WRITERS: dict[type, object] = {
     cst.Name: _token, cst.Integer: _token, cst.Float: _token, cst.Imaginary: _token, cst.SimpleString: _token,
     cst.Ellipsis: _expression(lambda n, o: o.append("...")),
-    cst.Attribute: _expression(_attribute),
+    cst.Attribute: _parts("value", "dot", "attr"),
     cst.Call: _expression(_call),
     cst.Subscript: _expression(_subscript),
     cst.Comparison: _expression(_comparison),
-    cst.BooleanOperation: _expression(_binary),
-    cst.BinaryOperation: _expression(_binary),
-    cst.UnaryOperation: _expression(_unary),
+    cst.BooleanOperation: _parts("left", "operator", "right"),
+    cst.BinaryOperation: _parts("left", "operator", "right"),
+    cst.UnaryOperation: _parts("operator", "expression"),
     cst.NotIn: _two_token_op, cst.IsNot: _two_token_op,
     cst.Not: _unary_op, cst.Minus: _unary_op, cst.Plus: _unary_op, cst.BitInvert: _unary_op,
 }
