@@ -13,7 +13,19 @@ from devlint.knowledge.torch import CANONICAL_PREFIXES
 
 def canonical(qualname: str) -> str:
     """The name the knowledge tables use for a dotted name (`torch.nn.modules.linear.Linear` is
-    `torch.nn.Linear`)."""
+    `torch.nn.Linear`); asked for every call of an imported name, so kept per name."""
+    found = _CANONICAL.get(qualname)
+    if found is None:
+        if len(_CANONICAL) > 100_000:
+            _CANONICAL.clear()
+        found = _CANONICAL[qualname] = _canonical(qualname)
+    return found
+
+
+_CANONICAL: dict[str, str] = {}
+
+
+def _canonical(qualname: str) -> str:
     for old, new in CANONICAL_PREFIXES:
         if qualname.startswith(old):
             rest = qualname[len(old):]

@@ -18,6 +18,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 class Kind(enum.Enum):
+    # members are singletons compared by identity: hash them so too (Enum's own __hash__ is a
+    # Python function, and `value.kind in KINDS` runs it half a million times on timm)
+    __hash__ = object.__hash__
+
     UNKNOWN = "unknown"
     TENSOR = "tensor"
     MODULE = "module"
@@ -51,6 +55,8 @@ NOT_TENSORS = frozenset({Kind.NDARRAY, Kind.LIST, Kind.TUPLE, Kind.DICT, Kind.SC
 
 
 class Where(enum.Enum):
+    __hash__ = object.__hash__  # as Kind's
+
     HOST = "host"
     DEVICE = "device"
     COND = "cond"  # where it is depends on the path (`Placement.paths`)
@@ -242,5 +248,14 @@ def holds_only_host(value: Value) -> bool:
 
 
 def ref(qualname: str) -> Value:
-    """An imported name (`torch.nn.Linear`), as the import table resolves it."""
-    return Value(Kind.REF, NO_TENSORS, qualname=qualname)
+    """An imported name (`torch.nn.Linear`), as the import table resolves it: one value per name
+    (values never change, and every use of a name asks for it again)."""
+    found = _REFS.get(qualname)
+    if found is None:
+        if len(_REFS) > 100_000:
+            _REFS.clear()
+        found = _REFS[qualname] = Value(Kind.REF, NO_TENSORS, qualname=qualname)
+    return found
+
+
+_REFS: dict[str, Value] = {}
