@@ -150,3 +150,18 @@ def test_the_console_command_delivers_its_whole_report_before_it_ends(tmp_path):
     written = subprocess.run(command + ["-o", "report.json"], capture_output=True, text=True, cwd=tmp_path, env=env)
     assert written.returncode == 1 and written.stdout == ""
     assert json.loads((tmp_path / "report.json").read_text(encoding="utf-8")) == report
+
+
+def test_a_profiled_check_still_writes_its_profile(tmp_path):
+    """The teardown is skipped only when nothing waits for the exit: a profiler (or a coverage
+    tracer) writes its data then, and `python -m cProfile -m devlint check` is how speed work
+    starts."""
+    import subprocess
+    import sys
+
+    (tmp_path / "train.py").write_text(DISCARDED_TO, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "cProfile", "-o", "check.prof", "-m", "devlint", "check",
+                           "train.py", "--no-cache", "--format", "concise"], capture_output=True, text=True,
+                          cwd=tmp_path)
+    assert "DEV107" in done.stdout, done.stderr  # (cProfile itself swallows the exit code)
+    assert (tmp_path / "check.prof").stat().st_size > 0

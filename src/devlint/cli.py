@@ -391,9 +391,10 @@ def main() -> None:
     kept for the files that import them, which took a quarter of a run on timm, and nothing is
     left to do by then (the report is written and flushed, the result cache is written with
     atomic renames, worker processes have been joined). Other commands exit as usual: `run`
-    executes the user's script, whose exit handlers must run."""
+    executes the user's script, whose exit handlers must run; and so does a check run under a
+    profiler or a tracer (`python -m cProfile`, coverage), which writes its data at exit."""
     code = cli.main(prog_name="devlint", standalone_mode=False)
-    if _state["done_checking"]:
+    if _state["done_checking"] and sys.getprofile() is None and sys.gettrace() is None:
         _exit_now(code)
     sys.exit(code)
 
