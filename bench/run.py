@@ -40,6 +40,11 @@ EXAMPLE = BENCH / "example_train.py"
 TORCHFIX_VERSION = "0.7.0"
 QUICK_S = 10.0  # a measurement shorter than this is repeated and its median kept
 DEVLINT_TIMEOUT_S = 3600  # one devlint run; a run killed at this limit is reported, not timed
+# issue 22: the corpora also measured with `-j 1` (one process: what a one-core CI runner waits
+# for), and the small tree measured against TorchFix (the first files of a folder, by name)
+SINGLE_PROCESS_CORPORA = ("timm",)
+SUBSET = {"timm": ("timm/models", 30)}
+TREE_FLOOR_LINES = 5_000  # trees smaller than this are measured, but their time is mostly start-up
 
 
 # ---------------------------------------------------------------------------- processes
@@ -225,8 +230,8 @@ def cache_dirs(root: Path) -> list[Path]:
 
 
 def devlint_run(corpus: corpora.Corpus, extra: list[str], repeats: int, *, clear_cache: bool,
-                jobs: int | None) -> dict:
-    cmd = devlint_cmd() + ["check", ".", "--select", "ALL", "--format", "json"] + extra
+                jobs: int | None, targets: list[str] | None = None) -> dict:
+    cmd = devlint_cmd() + ["check", *(targets or ["."]), "--select", "ALL", "--format", "json"] + extra
     if jobs:
         cmd += ["-j", str(jobs)]
     rss = []
@@ -259,8 +264,9 @@ def devlint_run(corpus: corpora.Corpus, extra: list[str], repeats: int, *, clear
     return result
 
 
-def torchfix_run(corpus: corpora.Corpus, script: Path, repeats: int, jobs: int | None) -> dict:
-    cmd = [str(script), "."]
+def torchfix_run(corpus: corpora.Corpus, script: Path, repeats: int, jobs: int | None,
+                 targets: list[str] | None = None) -> dict:
+    cmd = [str(script), *(targets or ["."])]
     if jobs:
         cmd += ["-j", str(jobs)]
     rss = []
@@ -294,6 +300,49 @@ def single_file(repeats: int) -> dict:
         results[label] = {"seconds": statistics.median(walls), "runs": walls, "cpu": statistics.median(cpus),
                           "maxrss_mib": max(rss), "rc": rcs[-1]}
     return results
+
+
+def tree_lines(root: Path) -> int:
+    """Lines devlint reads in a tree: its .py files and the code cells of its notebooks (hidden
+    folders such as .git left out)."""
+    total = 0
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in names:
+            path = Path(folder) / name
+            if name.endswith(".py"):
+                total += corpora.count_lines(path)
+            elif name.endswith(".ipynb"):
+                try:
+                    cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+                except (OSError, ValueError, AttributeError):
+                    continue
+                for cell in cells if isinstance(cells, list) else []:
+                    if isinstance(cell, dict) and cell.get("cell_type") == "code":
+                        source = cell.get("source", "")
+                        total += len(source) if isinstance(source, list) else source.count("\n") + 1
+    return total
+
+
+def trees_run(folder: Path, repeats: int, jobs: int | None) -> list[dict]:
+    """devlint (no cache, default jobs) on each tree under `folder` (one repository per
+    subfolder, such as the survey's exported trees): lines per second, slowest first."""
+    rows = []
+    for root in sorted(p for p in folder.iterdir() if p.is_dir()):
+        lines = tree_lines(root)
+        cmd = devlint_cmd() + ["check", ".", "--select", "ALL", "--format", "json", "--no-cache", "--fail-on", "never"]
+        if jobs:
+            cmd += ["-j", str(jobs)]
+
+        def once(cmd: list[str] = cmd, root: Path = root):
+            p = run_measured(cmd, cwd=root, timeout=DEVLINT_TIMEOUT_S)
+            return p.wall, {"cpu": p.cpu, "rc": p.rc}
+
+        median, walls, payload = repeated(once, repeats)
+        rows.append({"tree": root.name, "lines": lines, "seconds": median, "runs": walls, **payload,
+                     "lines_per_s": lines / median if median else None})
+    rows.sort(key=lambda r: r["lines_per_s"] or 0)
+    return rows
 
 
 # ---------------------------------------------------------------------------- report
@@ -330,6 +379,9 @@ class CorpusResult:
     cold: dict = field(default_factory=dict)
     warm: dict = field(default_factory=dict)
     torchfix: dict = field(default_factory=dict)
+    cold_j1: dict = field(default_factory=dict)  # devlint cold with -j 1 (issue 22)
+    subset: dict = field(default_factory=dict)  # devlint on the first SUBSET_FILES model files
+    subset_torchfix: dict = field(default_factory=dict)  # TorchFix on the same files
 
     def s(self, part: str) -> float | None:
         d = getattr(self, part)
@@ -349,7 +401,7 @@ class CorpusResult:
         return None if cold is None else self.lines / cold
 
 
-def markdown(meta: dict, results: list[CorpusResult], single: dict | None) -> str:
+def markdown(meta: dict, results: list[CorpusResult], single: dict | None, trees: list[dict] | None = None) -> str:
     out = []
     out.append(f"Measured {meta['date']} on {meta['cpus']} CPUs, Python {meta['python']}, libcst "
                f"{meta['libcst']}, devlint {meta['devlint']}, TorchFix {meta['torchfix']} "
@@ -390,13 +442,24 @@ def markdown(meta: dict, results: list[CorpusResult], single: dict | None) -> st
     out.append("|---|---:|---:|---:|:---:|")
     by = {r.name: r for r in results}
 
-    def row(label: str, value: float | None, cpu_value: float | None, target: str, ok) -> None:
-        met = "n/a" if value is None or target == "(info)" else ("yes" if ok(value) else "**no**")
+    def row(label: str, value: float | None, cpu_value: float | None, target: str, ok, judge_cpu: bool = False) -> None:
+        judged = cpu_value if judge_cpu else value
+        met = "n/a" if judged is None or target == "(info)" else ("yes" if ok(judged) else "**no**")
         out.append(f"| {label} | {fmt_ratio(value)} | {fmt_ratio(cpu_value)} | {target} | {met} |")
 
     for r in results:
         row(f"{r.name}: devlint cold / libcst parse", div(r.s("cold"), r.s("parse")),
             div(r.cpu("cold"), r.cpu("parse")), "<= 1.0" if r.name == "timm" else "(info)", lambda v: v <= 1.0)
+    for r in results:
+        if r.cold_j1:
+            row(f"{r.name}: devlint cold with -j 1 / libcst parse (judged on CPU)", div(r.s("cold_j1"), r.s("parse")),
+                div(r.cpu("cold_j1"), r.cpu("parse")), "<= 1.5", lambda v: v <= 1.5, judge_cpu=True)
+    for r in results:
+        if r.s("subset") is not None and r.s("subset_torchfix") is not None:
+            folder, _ = SUBSET[r.name]
+            row(f"{r.name}: devlint / TorchFix, first {r.subset.get('files')} files of {folder}",
+                div(r.s("subset"), r.s("subset_torchfix")), div(r.cpu("subset"), r.cpu("subset_torchfix")),
+                "<= 0.1", lambda v: v <= 0.1)
     for r in results:
         if r.s("torchfix") is not None:
             row(f"{r.name}: devlint cold / TorchFix", div(r.s("cold"), r.s("torchfix")),
@@ -427,6 +490,14 @@ def markdown(meta: dict, results: list[CorpusResult], single: dict | None) -> st
         peak = max([dd.get("maxrss_mib", 0) for dd in (t.cold, t.nocache, t.warm) if dd] or [0]) or None
         out.append(f"| transformers: peak MiB of any devlint process | {fmt_s(peak)} | | <= 1024 | "
                    f"{'n/a' if peak is None else ('yes' if peak <= 1024 else '**no**')} |")
+    if trees:
+        slowest = trees[0]
+        row(f"slowest tree of --trees: lines/s ({slowest['tree']}, {slowest['lines']:,} lines)",
+            slowest["lines_per_s"], None, ">= 3000", lambda v: v >= 3000)
+        sizable = [t for t in trees if t["lines"] >= TREE_FLOOR_LINES]
+        if sizable:
+            row(f"slowest tree of at least {TREE_FLOOR_LINES:,} lines: lines/s ({sizable[0]['tree']})",
+                sizable[0]["lines_per_s"], None, "(info)", lambda v: True)
     if single:
         out.append("")
         out.append(f"One file (`bench/{EXAMPLE.name}`, {corpora.count_lines(EXAMPLE)} lines), median of "
@@ -440,9 +511,19 @@ def markdown(meta: dict, results: list[CorpusResult], single: dict | None) -> st
             d = single[name]
             bad = "" if d["rc"] in (0, 1) else f" (exit {d['rc']})"
             out.append(f"| {label}{bad} | {d['seconds']:.3f} | {d['cpu']:.3f} | {d['maxrss_mib']:.0f} |")
+    if trees:
+        out.append("")
+        out.append("Trees (`--trees`): devlint check . --no-cache, default jobs, slowest first; a tree of a "
+                   "few hundred lines is bound by the start-up (interpreter, libcst import) of the one-file row:")
+        out.append("")
+        out.append("| tree | lines | wall s | CPU s | lines/s |")
+        out.append("|---|---:|---:|---:|---:|")
+        for t in trees:
+            out.append(f"| {t['tree']} | {t['lines']:,} | {t['seconds']:.2f} | {t.get('cpu', 0):.2f} "
+                       f"| {t['lines_per_s']:,.0f} |")
     notes = []
     for r in results:
-        for part in ("nocache", "cold", "warm"):
+        for part in ("nocache", "cold", "warm", "cold_j1", "subset"):
             d = getattr(r, part)
             if d.get("error"):
                 notes.append(f"- {r.name} devlint {part}: {d['error']}")
@@ -476,6 +557,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="also run TorchFix on transformers (about 20 minutes on 2 cores)")
     ap.add_argument("-j", "--jobs", type=int, default=None, help="pass -j to devlint and TorchFix")
     ap.add_argument("--no-devlint", action="store_true", help="measure only the parse floor and TorchFix")
+    ap.add_argument("--trees", metavar="DIR",
+                    help="also measure lines/s on each repository under DIR (one per subfolder), such as the "
+                         "trees ../shared/realcode/survey.py exports into its --work folder")
     args = ap.parse_args(argv)
 
     names = args.corpus or (["timm", "d2l"] if args.quick else list(corpora.SPEED_CORPORA))
@@ -525,6 +609,20 @@ def main(argv: list[str] | None = None) -> int:
                 say(f"{name}: devlint warm {r.warm['seconds']:.2f}s {r.warm.get('error', '')}")
             else:  # nothing was cached, so a second run would only repeat the cold one
                 say(f"{name}: no cache written; warm run skipped")
+        if ready and name in SINGLE_PROCESS_CORPORA and args.jobs is None:
+            r.cold_j1 = devlint_run(c, [], repeats, clear_cache=True, jobs=1)
+            say(f"{name}: devlint cold -j 1 {r.cold_j1['seconds']:.2f}s {r.cold_j1.get('error', '')}")
+        if name in SUBSET:
+            folder, count = SUBSET[name]
+            targets = [f for f in c.relative_files() if f.startswith(folder + "/")][:count]
+            if ready:
+                r.subset = devlint_run(c, ["--no-cache"], max(3, repeats), clear_cache=False, jobs=args.jobs,
+                                       targets=targets)
+                r.subset["files"] = len(targets)
+                say(f"{name}: devlint on {len(targets)} files of {folder} {r.subset['seconds']:.2f}s")
+            if tf_script:
+                r.subset_torchfix = torchfix_run(c, tf_script, repeats, args.jobs, targets=targets)
+                say(f"{name}: TorchFix on {len(targets)} files of {folder} {r.subset_torchfix['seconds']:.2f}s")
         if tf_script and (name != "transformers" or args.torchfix_transformers):
             say(f"{name}: TorchFix ...")
             r.torchfix = torchfix_run(c, tf_script, repeats, args.jobs)
@@ -536,14 +634,15 @@ def main(argv: list[str] | None = None) -> int:
         partial.write_text(json.dumps({"meta": meta, "corpora": [asdict(x) for x in results]}, indent=2))
 
     single = single_file(repeats) if ready else None
+    trees = trees_run(Path(args.trees), repeats, args.jobs) if ready and args.trees else None
     meta["load_end"] = load()
-    table = markdown(meta, results, single)
+    table = markdown(meta, results, single, trees)
     print(table)
     outdir = corpora.cache_dir() / "results"
     outdir.mkdir(exist_ok=True)
     dest = outdir / f"run-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    dest.write_text(json.dumps({"meta": meta, "corpora": [asdict(r) for r in results], "single": single},
-                               indent=2))
+    dest.write_text(json.dumps({"meta": meta, "corpora": [asdict(r) for r in results], "single": single,
+                                "trees": trees}, indent=2))
     say(f"raw results: {dest}")
     return 0
 
