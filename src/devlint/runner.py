@@ -228,7 +228,7 @@ class _Collector:
 
     A check allocates millions of objects that never form cycles (a libcst tree, abstract
     values, frames); they die by reference counting, and each automatic collection walks them
-    for nothing: with the collector on, a third of a run on timm went to collections that freed
+    for nothing: with the collector on, a fifth of a run on timm went to collections that freed
     almost nothing (a few thousand objects a file). So the automatic collector is off for the
     whole run; between two files one collection frees what the last check left in cycles, and
     `gc.freeze()` moves the survivors (the parses worth keeping for the files that import them)
