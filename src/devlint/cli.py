@@ -394,9 +394,18 @@ def main() -> None:
     executes the user's script, whose exit handlers must run; and so does a check run under a
     profiler or a tracer (`python -m cProfile`, coverage), which writes its data at exit."""
     code = cli.main(prog_name="devlint", standalone_mode=False)
-    if _state["done_checking"] and sys.getprofile() is None and sys.gettrace() is None:
+    if _state["done_checking"] and not _observed():
         _exit_now(code)
     sys.exit(code)
+
+
+def _observed() -> bool:
+    """Whether a profiler, a tracer or a monitoring tool watches this process: cProfile and
+    coverage through sys.setprofile / sys.settrace, or through sys.monitoring (Python 3.12+)."""
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        return True
+    monitoring = getattr(sys, "monitoring", None)
+    return monitoring is not None and any(monitoring.get_tool(tool) is not None for tool in range(6))
 
 
 def _exit_now(code: int) -> None:
