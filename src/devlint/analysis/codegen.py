@@ -81,12 +81,13 @@ def _unary_op(node: cst.CSTNode, out: list[str]) -> None:
     _space(node.whitespace_after, out)  # type: ignore[attr-defined]
 
 
-def _comma(comma: object, default_comma: bool, out: list[str]) -> None:
-    if comma is MaybeSentinel.DEFAULT:
-        if default_comma:
-            out.append(", ")
+def _or_default(node: object, default: str, out: list[str]) -> None:
+    """A comma, an `=` or a colon as parsed, or libcst's default text where the node left it
+    unset (`MaybeSentinel.DEFAULT`: the last argument's comma, a slice without a second colon)."""
+    if node is MaybeSentinel.DEFAULT:
+        out.append(default)
     else:
-        _write(comma, out)
+        _write(node, out)
 
 
 def _call(node: cst.Call, out: list[str]) -> None:
@@ -100,13 +101,9 @@ def _call(node: cst.Call, out: list[str]) -> None:
         _space(arg.whitespace_after_star, out)
         if arg.keyword is not None:
             _write(arg.keyword, out)
-        if arg.equal is MaybeSentinel.DEFAULT:
-            if arg.keyword is not None:
-                out.append(" = ")
-        else:
-            _write(arg.equal, out)
+        _or_default(arg.equal, " = " if arg.keyword is not None else "", out)
         _write(arg.value, out)
-        _comma(arg.comma, index != last, out)
+        _or_default(arg.comma, ", " if index != last else "", out)
         _space(arg.whitespace_after_arg, out)
     out.append(")")
 
@@ -129,7 +126,7 @@ def _subscript(node: cst.Subscript, out: list[str]) -> None:
             _slice(part, out)
         else:
             raise _NotCovered
-        _comma(element.comma, index != last, out)
+        _or_default(element.comma, ", " if index != last else "", out)
     _space(node.rbracket.whitespace_before, out)
     out.append("]")
 
@@ -140,11 +137,7 @@ def _slice(node: cst.Slice, out: list[str]) -> None:
     _write(node.first_colon, out)
     if node.upper is not None:
         _write(node.upper, out)
-    if node.second_colon is MaybeSentinel.DEFAULT:
-        if node.step is not None:
-            out.append(":")
-    else:
-        _write(node.second_colon, out)
+    _or_default(node.second_colon, ":" if node.step is not None else "", out)
     if node.step is not None:
         _write(node.step, out)
 

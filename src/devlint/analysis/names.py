@@ -6,26 +6,17 @@ an import table read in one pass over the module's import statements is all the 
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import libcst as cst
 
 from devlint.analysis.syntax import dotted, statements
 from devlint.knowledge.torch import CANONICAL_PREFIXES
 
+@lru_cache(maxsize=1 << 16)  # asked for every call of an imported name
 def canonical(qualname: str) -> str:
     """The name the knowledge tables use for a dotted name (`torch.nn.modules.linear.Linear` is
-    `torch.nn.Linear`); asked for every call of an imported name, so kept per name."""
-    found = _CANONICAL.get(qualname)
-    if found is None:
-        if len(_CANONICAL) > 100_000:
-            _CANONICAL.clear()
-        found = _CANONICAL[qualname] = _canonical(qualname)
-    return found
-
-
-_CANONICAL: dict[str, str] = {}
-
-
-def _canonical(qualname: str) -> str:
+    `torch.nn.Linear`)."""
     for old, new in CANONICAL_PREFIXES:
         if qualname.startswith(old):
             rest = qualname[len(old):]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 import itertools
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -247,15 +248,7 @@ def holds_only_host(value: Value) -> bool:
     return False
 
 
+@lru_cache(maxsize=1 << 16)  # values never change, and every use of a name asks for it again
 def ref(qualname: str) -> Value:
-    """An imported name (`torch.nn.Linear`), as the import table resolves it: one value per name
-    (values never change, and every use of a name asks for it again)."""
-    found = _REFS.get(qualname)
-    if found is None:
-        if len(_REFS) > 100_000:
-            _REFS.clear()
-        found = _REFS[qualname] = Value(Kind.REF, NO_TENSORS, qualname=qualname)
-    return found
-
-
-_REFS: dict[str, Value] = {}
+    """An imported name (`torch.nn.Linear`), as the import table resolves it: one value per name."""
+    return Value(Kind.REF, NO_TENSORS, qualname=qualname)
