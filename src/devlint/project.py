@@ -20,7 +20,7 @@ from devlint.limits import nesting_problem
 from devlint.parsing import parse_module
 
 if TYPE_CHECKING:  # pragma: no cover
-    from devlint.analysis.shared import ClassInfo, Scope
+    from devlint.analysis.shared import ClassInfo, ProjectFile, Scope
 
 # Libraries devlint has knowledge of: their names always mean the library (its knowledge tables),
 # never a project file, even when checking the library's own repository. Any other name resolves
@@ -49,7 +49,7 @@ class ModuleUnit:
     # globals), its classes, and the files the analysis that loaded it had reached
     scope: "Scope | None" = None
     classes: dict[int, "ClassInfo"] = field(default_factory=dict)
-    reached: dict[str, "ModuleUnit"] | None = None
+    reached: dict[str, "ProjectFile"] | None = None
     loading: bool = False
     stamp: tuple[int, int] = (0, 0)  # (mtime_ns, size) when read, to notice an edited file
 
@@ -79,7 +79,7 @@ class ProjectIndex:
             self.add_root(root)
         self._units: dict[str, ModuleUnit | None] = {}
         self._by_path: dict[Path, ModuleUnit] = {}
-        self.definitions: dict[int, ModuleUnit] = {}  # id(FunctionDef/ClassDef) -> the unit defining it
+        self.definitions: dict[int, "ProjectFile"] = {}  # id(FunctionDef/ClassDef) -> the unit defining it
         self._resolved: dict[str, tuple[ModuleUnit, str] | None] = {}
 
     def add_root(self, root: Path) -> None:

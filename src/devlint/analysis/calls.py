@@ -9,6 +9,7 @@ the receiver's kind.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import cast
 
 import libcst as cst
 
@@ -102,7 +103,8 @@ def call_value(an: Analyzer, callee: Value, node: cst.Call, args: Args, kwargs: 
         return an.call_library(callee.qualname, node, args, kwargs, frame)
     if callee.kind is Kind.FUNCTION and callee.node is not None:
         bound, bound_kw = bound_arguments(callee)
-        return an.call_function(callee.node, bound + args, {**bound_kw, **kwargs}, node, frame)
+        function = cast("cst.FunctionDef | cst.Lambda", callee.node)  # what a FUNCTION value holds
+        return an.call_function(function, bound + args, {**bound_kw, **kwargs}, node, frame)
     if callee.kind is Kind.CLASS and callee.node is not None and id(callee.node) in an.classes:
         return an.instantiate(an.classes[id(callee.node)], args, kwargs, node, frame)
     if callee.kind is Kind.MODULE:
@@ -187,7 +189,7 @@ def call_super(an: Analyzer, name: str, node: cst.Call, args: Args, kwargs: Kwar
     return None
 
 
-def call_function(an: Analyzer, fn: cst.CSTNode, args: Args, kwargs: Kwargs, node: cst.CSTNode, frame: Frame, *,
+def call_function(an: Analyzer, fn: cst.FunctionDef | cst.Lambda, args: Args, kwargs: Kwargs, node: cst.CSTNode, frame: Frame, *,
                   class_info: ClassInfo | None = None, is_method: bool = False, role: str = "",
                   want_self: bool = False, entry: bool = False) -> Value:
     """Run a function of the program (a def or a lambda) on abstract arguments; its effects on
@@ -205,20 +207,20 @@ def call_function(an: Analyzer, fn: cst.CSTNode, args: Args, kwargs: Kwargs, nod
             and frame.env.get(frame.self_name, UNKNOWN).identity == args[0].identity \
             and getattr(getattr(fn, "name", None), "value", "") != "forward":
         role = "init"  # `self._build()` called from `__init__` sets up the instance like __init__
-    memo_key: tuple | None = (id(fn), tuple(shape(a) for a in args),
-                              tuple(sorted(((k, shape(v)) for k, v in kwargs.items()), key=lambda kv: kv[0])),
-                              role, want_self, entry)
+    key = (id(fn), tuple(shape(a) for a in args),
+           tuple(sorted(((k, shape(v)) for k, v in kwargs.items()), key=lambda kv: kv[0])), role, want_self, entry)
+    memo_key: tuple | None = key
     try:
-        cached = an.memo.get(memo_key)
+        cached = an.memo.get(key)
     except TypeError:
         cached = None
         memo_key = None
     if cached is not None and an.capturing_worker_work:
         cached = None  # a call made for a DataLoader: its device work must be seen for this loader
     if cached is not None:
-        result, updates, arg_identities, first_new = cached
+        result, cached_updates, arg_identities, first_new = cached
         mapping = {old: a.identity for old, a in zip(arg_identities, args) if old and a.identity}
-        for identity, new in updates.items():
+        for identity, new in cached_updates.items():
             an.rebind(frame, mapping.get(identity, identity), fresh_objects(new, mapping, first_new))
         return fresh_objects(result, mapping, first_new)
     first_new = new_identity()
@@ -257,7 +259,7 @@ def call_function(an: Analyzer, fn: cst.CSTNode, args: Args, kwargs: Kwargs, nod
         inner.self_name = positional[0].name.value
     an.active.append(id(fn))
     try:
-        if type(fn) is cst.Lambda:
+        if isinstance(fn, cst.Lambda):  # (one ABC check a call: nothing beside running the body)
             result = an.eval(fn.body, inner)
         else:
             generator = inner.scope.facts.is_generator(fn)
@@ -373,9 +375,11 @@ def join_returns(an: Analyzer, returns: list[tuple[Condition | None, Value]], fn
     result = returns[0][1]
     for _, value in returns[1:]:
         result = _join_two(an, result, value, fn, frame)
-    if len(returns) > 1 and result.kind in _PATH_KINDS and all(path is not None for path, _ in returns):
+    # the returns with their paths, when each path is known (not a return inside a loop)
+    known = [(path, value) for path, value in returns if path is not None]
+    if len(returns) > 1 and result.kind in _PATH_KINDS and len(known) == len(returns):
         paths = []
-        for path, value in returns:
+        for path, value in known:
             for condition, place in alternatives(value.place):
                 joined = conditions.conjoin(path, condition)
                 if joined is not None:
@@ -384,11 +388,11 @@ def join_returns(an: Analyzer, returns: list[tuple[Condition | None, Value]], fn
         if place.known:
             result = result.at(place)
     elif len(returns) > 1 and result.kind is Kind.DEVICE and result.place.ident.split(devices.FALLBACK)[0] in ("", "?") \
-            and all(path is not None for path, _ in returns):
+            and len(known) == len(returns):
         # one of several kinds of GPU (`select_device()` giving MPS, CUDA or the CPU): the
         # device stays "a GPU", and each path keeps its own, for code reached only on some
         # of them (a DataParallel under `torch.cuda.device_count() > 1`: program.reachable)
-        paths = [(path, place) for path, value in returns for _, place in alternatives(value.place)]
+        paths = [(path, place) for path, value in known for _, place in alternatives(value.place)]
         if len(paths) <= MAX_ALTERNATIVES:
             result = result.at(replace(result.place, paths=tuple(paths)))
     return result

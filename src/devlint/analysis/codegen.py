@@ -12,8 +12,13 @@ every expression of the fixture corpus.
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import libcst as cst
 from libcst import MaybeSentinel
+
+# writes one node's text: each takes the node type it is registered for in _WRITERS
+Writer = Callable[[Any, list[str]], None]
 
 
 def text_of(node: cst.CSTNode) -> str | None:
@@ -40,10 +45,10 @@ def _write(node: object, out: list[str]) -> None:
 def _space(node: object, out: list[str]) -> None:
     if type(node) is not cst.SimpleWhitespace:
         raise _NotCovered  # a line break inside brackets, a comment
-    out.append(node.value)  # type: ignore[attr-defined]
+    out.append(node.value)
 
 
-def _parenthesized(node: cst.BaseExpression, out: list[str], inner) -> None:  # type: ignore[no-untyped-def]
+def _parenthesized(node: cst.BaseExpression, out: list[str], inner: Writer) -> None:
     for lpar in node.lpar:
         out.append("(")
         _space(lpar.whitespace_after, out)
@@ -149,11 +154,11 @@ def _comparison(node: cst.Comparison, out: list[str]) -> None:
         _write(target.comparator, out)
 
 
-def _expression(inner):  # type: ignore[no-untyped-def]
+def _expression(inner: Writer) -> Writer:
     return lambda node, out: _parenthesized(node, out, inner)
 
 
-def _parts(*fields: str):  # type: ignore[no-untyped-def]
+def _parts(*fields: str) -> Writer:
     """A writer of an expression made of these parts, in this order (`a.b`, `a + b`, `not a`)."""
     def write(node: cst.CSTNode, out: list[str]) -> None:
         for name in fields:
@@ -161,7 +166,7 @@ def _parts(*fields: str):  # type: ignore[no-untyped-def]
     return _expression(write)
 
 
-_WRITERS: dict[type, object] = {
+_WRITERS: dict[type, Writer] = {
     cst.Name: _token, cst.Integer: _token, cst.Float: _token, cst.Imaginary: _token, cst.SimpleString: _token,
     cst.Ellipsis: _expression(lambda n, o: o.append("...")),
     cst.Attribute: _parts("value", "dot", "attr"),

@@ -153,8 +153,8 @@ Split = tuple[Condition, Condition]
 def split(cond: "Literal | Split") -> Split:
     """A branch literal as the two paths it separates; a Split as it is."""
     if isinstance(cond[0], str):
-        return frozenset({cond}), frozenset({negate(cond)})  # type: ignore[arg-type]
-    return cond  # type: ignore[return-value]
+        return frozenset({cond}), frozenset({negate(cond)})
+    return cond
 
 
 def extend(condition: Condition, more: Condition) -> Condition | None:

@@ -14,6 +14,7 @@ driver binds them as its methods, so a collaborator calls another through the dr
 from __future__ import annotations
 
 import os
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Iterable
 
@@ -34,7 +35,7 @@ from devlint.analysis.values import NONE_VALUE, UNKNOWN, Value
 from devlint.knowledge.signals import PLACES_DEVICES
 
 if TYPE_CHECKING:  # pragma: no cover
-    from devlint.project import ModuleUnit, ProjectIndex
+    from devlint.analysis.shared import ProjectFile, ProjectFiles
 
 # Statements one file's analysis may interpret, calls into functions included. Past it, calls
 # return unknown values (silence) and the rest of the file is still walked once.
@@ -51,8 +52,8 @@ class Analysis:
 
     def __init__(self, module: cst.Module, imports: ImportTable, *, path: str = "", display: str = "",
                  move_helpers: frozenset[str] = frozenset(), device_helpers: frozenset[str] = frozenset(),
-                 project: "ProjectIndex | None" = None, source: str | None = None,
-                 reached: "dict[str, ModuleUnit] | None" = None, library_mode: bool = True) -> None:
+                 project: "ProjectFiles | None" = None, source: str | None = None,
+                 reached: "dict[str, ProjectFile] | None" = None, library_mode: bool = True) -> None:
         self.project = project
         self.main_scope = Scope(imports, {}, module, display, facts_of(module, source))
         # other project files are read only for a file that puts something on a device itself:
@@ -85,7 +86,7 @@ class Analysis:
         self.aliases = identity.AliasIndex()
         # project files reached from this one, by display path (shared with the analyses that
         # load them, so the files they reach in turn are known here too)
-        self.reached: dict[str, "ModuleUnit"] = reached if reached is not None else {}
+        self.reached: dict[str, "ProjectFile"] = reached if reached is not None else {}
         self.project_values: dict[str, Value | None] = {}
         self.reexports: list[str] = []  # names being followed through re-exports (cycle guard)
         # the checked file itself, when another project file imports it back (`from train import x`)
@@ -127,7 +128,7 @@ class Analysis:
         self.in_entry_code = True
         self.emit(Site(node, Context(function=function), SiteKind.ENTRY, name, UNKNOWN))
 
-    def analysis_of(self, unit: "ModuleUnit") -> "Analysis":
+    def analysis_of(self, unit: "ProjectFile") -> "Analysis":
         """An analysis of another project file's module level, sharing this one's settings."""
         return Analysis(unit.module, collect_imports(unit.module, unit.package), path=unit.display,
                         display=unit.display, move_helpers=self.move_helpers, device_helpers=self.device_helpers,
@@ -204,7 +205,7 @@ class Analysis:
     def record_unchecked(self, event: Event) -> None:
         self.recorder.append(event)
 
-    def capture_worker_work(self):
+    def capture_worker_work(self) -> AbstractContextManager[list[Event]]:
         return self.recorder.capture_worker_work()
 
     @property

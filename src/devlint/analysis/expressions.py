@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import Any, Callable
 
 import libcst as cst
 
@@ -99,7 +100,7 @@ def item_of(an: Analyzer, value: Value, key: object, text: "str | cst.Subscript"
         return value  # `dataset["train"]`, `axes[0, 1]`, `subfigs[0]`
     if value.kind not in _NAMED_ITEMS:
         text = ""  # (no branch below names what it returns)
-    elif type(text) is not str:
+    elif not isinstance(text, str):
         text = code_of(text)
     if "(" in text:
         text = ""  # `tok(...)["input_ids"]` is no name to move: the variable it is bound to is
@@ -228,22 +229,23 @@ def eval_dict(an: Analyzer, node: cst.Dict, frame: Frame) -> Value:
     return Value(Kind.DICT, container_place(v for _, v in fields), fields=tuple(fields))
 
 
-def eval_comprehension(an: Analyzer, node: cst.BaseComp, frame: Frame) -> Value:
+def eval_comprehension(an: Analyzer, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp,
+                       frame: Frame) -> Value:
     inner = fork(frame)
     inner.module_level = False
     inner.env = dict(frame.env) if not frame.module_level else {}
-    comp = node.for_in
+    comp: cst.CompFor | None = node.for_in
     while comp is not None:
         iterable = an.eval(comp.iter, inner)
         an.assign(comp.target, element_of(an, iterable), inner, node)
         for cond in comp.ifs:
             an.eval(cond.test, inner)
         comp = comp.inner_for_in
-    if type(node) is cst.DictComp:
+    if isinstance(node, cst.DictComp):
         value = an.eval(node.value, inner)
         return Value(Kind.DICT, value.place if value.kind in (Kind.TENSOR, Kind.UNKNOWN) else NO_TENSORS,
                      elem=value)
-    elt = an.eval(node.elt, inner)  # type: ignore[attr-defined]
+    elt = an.eval(node.elt, inner)
     return Value(Kind.LIST, elt.place if elt.kind in (Kind.TENSOR, Kind.MODULE) else NO_TENSORS, elem=elt)
 
 
@@ -357,8 +359,9 @@ def eval_boolean(an: Analyzer, node: cst.BooleanOperation, frame: Frame) -> Valu
     if left.kind is Kind.SCALAR and right.kind is Kind.SCALAR:
         a, b = decided(left), decided(right)
         conjunction = type(node.operator) is cst.And
-        if a is not None and (a is not conjunction or b is not None):  # decided by the left, or by both
-            return SCALAR.with_facts(bool_fact_of(a and b if conjunction else a or b))  # type: ignore[operator]
+        both = a and b if conjunction else a or b
+        if a is not None and both is not None:  # decided by the left, or by both
+            return SCALAR.with_facts(bool_fact_of(both))
         return SCALAR
     if left.kind is Kind.NONE:
         return right
@@ -434,7 +437,8 @@ def eval_starred(an: Analyzer, node: cst.StarredElement, frame: Frame) -> Value:
     return an.eval(node.value, frame)
 
 
-EXPRESSIONS = {
+# a handler takes the node of the type it is keyed by
+EXPRESSIONS: dict[type[cst.CSTNode], Callable[[Analyzer, Any, Frame], Value]] = {
     cst.Name: eval_name,
     cst.Attribute: eval_attribute,
     cst.Subscript: eval_subscript,

@@ -8,7 +8,7 @@ body twice over the join of the entry state and the first pass (a difference is 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from devlint.analysis import conditions
 from devlint.analysis.conditions import Condition
@@ -17,11 +17,14 @@ from devlint.analysis.placement import grown_list, join
 from devlint.analysis.shared import Frame, LoopJumps
 from devlint.analysis.values import Value
 
+if TYPE_CHECKING:  # pragma: no cover
+    import libcst as cst
+
 
 def fork(frame: Frame, **ctx_changes: bool) -> Frame:
     """A copy of the frame for one branch (its environment copied, the context changed by the
     true `ctx_changes`)."""
-    changes = {k: v for k, v in ctx_changes.items() if v}
+    changes: dict[str, Any] = {k: v for k, v in ctx_changes.items() if v}
     return frame.child(dict(frame.env), replace(frame.ctx, **changes) if changes else frame.ctx)
 
 
@@ -29,13 +32,13 @@ def join_envs(a: dict[str, Value], b: dict[str, Value],
               cond: conditions.Literal | conditions.Split | None) -> dict[str, Value]:
     """The environment after two paths meet; `cond` is the branch condition (true on `a`'s
     path) when an `if` closes, None for loops and handlers."""
-    out = {}
+    out: dict[str, Value] = {}
     for key in a.keys() | b.keys():
         va, vb = a.get(key), b.get(key)
-        if va is vb:
-            out[key] = va
-        elif va is None or vb is None:
-            out[key] = va if vb is None else vb
+        if vb is None:  # bound on `a`'s path only
+            out[key] = a[key]
+        elif va is None or va is vb:
+            out[key] = vb
         elif grown_list(va, vb):  # `preds = []` before a loop that appends to it
             out[key] = vb
         elif grown_list(vb, va):
@@ -45,7 +48,7 @@ def join_envs(a: dict[str, Value], b: dict[str, Value],
     return out
 
 
-def run_loop(frame: Frame, kind: str, run_body: Callable[[Frame], None], loop_node: object,
+def run_loop(frame: Frame, kind: str, run_body: Callable[[Frame], None], loop_node: cst.CSTNode,
              after: Callable[[Frame], None] | None = None) -> None:
     """Run a loop body twice: once from the entry state, once from the join of the entry state
     and the first pass; the loop's exit state is the join of the entry and the second pass.
@@ -57,24 +60,26 @@ def run_loop(frame: Frame, kind: str, run_body: Callable[[Frame], None], loop_no
     on such a path is evidence, not doubt. The `else:` block runs only when no `break` left."""
     entry = frame.env
     loop_ctx = replace(frame.ctx, loops=frame.ctx.loops + (kind,))
-    body_frame = _pass_frame(frame, dict(entry), loop_ctx, loop_node)
+    body_frame, first_jumps = _pass_frame(frame, dict(entry), loop_ctx, loop_node)
     run_body(body_frame)
-    head = _with_jumps(join_envs(entry, body_frame.env, None), frame.path, body_frame.jumps.continues, True)
-    second = _pass_frame(frame, head, loop_ctx, loop_node)
+    head = _with_jumps(join_envs(entry, body_frame.env, None), frame.path, first_jumps.continues, True)
+    second, second_jumps = _pass_frame(frame, head, loop_ctx, loop_node)
     run_body(second)
     frame.returns.extend(body_frame.returns + second.returns)
-    frame.env = _with_jumps(join_envs(entry, second.env, None), frame.path, second.jumps.continues, True)
+    frame.env = _with_jumps(join_envs(entry, second.env, None), frame.path, second_jumps.continues, True)
     if after is not None:
         after(frame)
-    frame.env = _with_jumps(frame.env, frame.path, body_frame.jumps.breaks + second.jumps.breaks, False)
+    frame.env = _with_jumps(frame.env, frame.path, first_jumps.breaks + second_jumps.breaks, False)
     frame.sync_module_env()
 
 
-def _pass_frame(frame: Frame, env: dict[str, Value], ctx: Context, loop_node: object) -> Frame:
+def _pass_frame(frame: Frame, env: dict[str, Value], ctx: Context,
+                loop_node: cst.CSTNode) -> tuple[Frame, LoopJumps]:
+    """A frame for one pass of a loop's body, and the jumps it collects."""
     child = frame.child(env, ctx)
-    child.loop = loop_node  # type: ignore[assignment]
-    child.jumps = LoopJumps()
-    return child
+    child.loop = loop_node
+    child.jumps = jumps = LoopJumps()
+    return child, jumps
 
 
 def _with_jumps(env: dict[str, Value], path: Condition, jumps: list[tuple[dict[str, Value], Condition]],

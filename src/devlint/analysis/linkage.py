@@ -15,7 +15,7 @@ from typing import Iterator
 import libcst as cst
 
 from devlint.analysis.events import Context
-from devlint.analysis.shared import Analyzer, Frame, ProjectFile, Scope
+from devlint.analysis.shared import Analyzer, Frame, ProjectFile, ProjectFiles, Scope
 from devlint.analysis.syntax import block, is_main_guard
 from devlint.analysis.placement import join
 from devlint.analysis.values import NONE_VALUE, SCALAR, UNKNOWN, Kind, Value, ref
@@ -68,13 +68,12 @@ def project_value(an: Analyzer, qualname: str, frame: Frame) -> Value | None:
     cache = an.project_values
     if qualname in cache:
         return cache[qualname]
-    value = _project_value(an, qualname, frame)
+    value = _project_value(an, an.project, qualname, frame)
     cache[qualname] = value
     return value
 
 
-def _project_value(an: Analyzer, qualname: str, frame: Frame) -> Value | None:
-    project = an.project
+def _project_value(an: Analyzer, project: ProjectFiles, qualname: str, frame: Frame) -> Value | None:
     if project.unit(qualname) is not None:
         return ref(qualname)  # a project module: `import pkg.models as m`
     found = project.resolve(qualname)
@@ -101,9 +100,9 @@ def _project_value(an: Analyzer, qualname: str, frame: Frame) -> Value | None:
             if project.unit(star) is unit or not _may_follow(an, target):
                 continue
             with _following(an, target):
-                found = project_value(an, target, frame)
-            if found is not None and found.kind is not Kind.UNKNOWN:
-                return found
+                starred = project_value(an, target, frame)
+            if starred is not None and starred.kind is not Kind.UNKNOWN:
+                return starred
     if value is None:
         return UNKNOWN
     if rest:
@@ -157,6 +156,7 @@ def load_unit(an: Analyzer, unit: ProjectFile) -> None:
         unit.scope.env = frame.env
         unit.classes = sub.classes
         unit.reached = an.reached
+        assert an.project is not None  # the unit is one of its files
         definitions = an.project.definitions
         for node in unit.module.body:
             if type(node) in (cst.FunctionDef, cst.ClassDef):

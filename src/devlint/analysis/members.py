@@ -122,9 +122,9 @@ def get_attribute(an: Analyzer, owner: Value, attr: str, node: cst.CSTNode, fram
             return value
         return UNKNOWN
     if owner.kind in (Kind.OBJECT, Kind.CLASS) and owner.node is not None and id(owner.node) in an.classes:
-        value = an.class_attribute(an.classes[id(owner.node)], attr, frame)
-        if value is not None:  # `CFG.device`, `cfg.device` of a config class
-            return value
+        class_value = an.class_attribute(an.classes[id(owner.node)], attr, frame)
+        if class_value is not None:  # `CFG.device`, `cfg.device` of a config class
+            return class_value
     if owner.kind is Kind.LOADER and attr == "dataset":
         return owner.get_field("dataset") or Value(Kind.DATASET, HOST)
     if owner.kind in (Kind.OBJECT, Kind.DATASET, Kind.CLASS) and owner.node is not None:
@@ -185,7 +185,7 @@ def deep_field(an: Analyzer, node: cst.CSTNode, frame: Frame) -> Value | None:
     """What a deep assignment stored for `model.classifier[6]` on the root model
     (analysis/modules.py, `deep_module_assign`)."""
     root = node
-    while type(root) in (cst.Attribute, cst.Subscript):
+    while type(root) is cst.Attribute or type(root) is cst.Subscript:
         root = root.value
     if type(root) is not cst.Name:
         return None

@@ -15,7 +15,7 @@ import libcst as cst
 
 from devlint.analysis.events import Meet
 from devlint.analysis.placement import alternatives, is_tensor_operand, tensor_result, union
-from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
+from devlint.analysis.shared import Analyzer, Args, ClassInfo, Frame, Kwargs
 from devlint.analysis.syntax import code_of, string_value, walk
 from devlint.analysis.values import (
     CONTAINERS,
@@ -114,7 +114,7 @@ def deep_module_assign(an: Analyzer, target: cst.BaseExpression, value: Value, f
     if not (value.kind is Kind.MODULE or value.has(Fact.PARAM)) or not value.place.on_host:
         return
     root = target
-    while type(root) in (cst.Attribute, cst.Subscript):
+    while type(root) is cst.Attribute or type(root) is cst.Subscript:
         root = root.value
     if type(root) is not cst.Name or root is target:
         return
@@ -312,8 +312,8 @@ def module_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, args
     return UNKNOWN
 
 
-def _program_method(an: Analyzer, receiver: Value, method, node: cst.Call, args: Args, kwargs: Kwargs,
-                    frame: Frame) -> Value:
+def _program_method(an: Analyzer, receiver: Value, method: tuple[ClassInfo, cst.FunctionDef], node: cst.Call,
+                    args: Args, kwargs: Kwargs, frame: Frame) -> Value:
     """`pqmf.synthesis(x)`: a method of the program's own module runs on its registered state.
     When that state meets the method's device inputs and the module was never moved, the fault
     is the module's (DEV102 at this call), not its buffers' factories in `__init__`: those meets
@@ -337,7 +337,7 @@ def _program_method(an: Analyzer, receiver: Value, method, node: cst.Call, args:
     return result
 
 
-def _built_in_init(an: Analyzer, info) -> frozenset[int]:
+def _built_in_init(an: Analyzer, info: ClassInfo | None) -> frozenset[int]:
     """The ids of the nodes of the class's `__init__`: a tensor made there is the module's state
     (`self.register_buffer("f", torch.zeros(...))`, read back as `self.f * k`)."""
     init = an.find_method(info, "__init__") if info is not None else None

@@ -40,7 +40,7 @@ def move_call(an: Analyzer, receiver: Value, method: str, node: cst.Call, args: 
     """`receiver.to(...)` / `.cuda(...)` / `.cpu()`: where it goes, then `move_value`."""
     info = an.class_of(receiver)
     own = an.find_method(info, method) if info is not None else None
-    if own is not None and not info.is_module:  # a class with its own .to(): run it
+    if own is not None and info is not None and not info.is_module:  # a class with its own .to(): run it
         result = an.call_function(own[1], [receiver] + args, kwargs, node, frame,
                                   class_info=own[0], is_method=True)
         if conventions.DYNAMIC_FIELD_ACCESS.search(code_of(own[1])):
@@ -50,6 +50,7 @@ def move_call(an: Analyzer, receiver: Value, method: str, node: cst.Call, args: 
             if receiver.identity:
                 an.rebind(frame, receiver.identity, _host_fields_unknown(receiver))
         return result
+    target: Placement | None
     if method == "cpu":
         target = HOST
     elif method == "type":  # `x.type(torch.cuda.FloatTensor)`: the legacy cast moves it
@@ -60,8 +61,8 @@ def move_call(an: Analyzer, receiver: Value, method: str, node: cst.Call, args: 
         target = None
         candidates: list[tuple[Value, cst.CSTNode | None]] = []
         if "device" in kwargs:
-            arg_node = next(a.value for a in node.args if a.keyword is not None and a.keyword.value == "device")
-            candidates.append((kwargs["device"], arg_node))
+            keyword_node = next(a.value for a in node.args if a.keyword is not None and a.keyword.value == "device")
+            candidates.append((kwargs["device"], keyword_node))
         elif args:
             positional = [a.value for a in node.args if a.keyword is None]
             candidates.append((args[0], positional[0] if positional else None))
@@ -107,7 +108,7 @@ def _host_fields_unknown(value: Value) -> Value:
 def _device_name(node: cst.Call) -> str:
     """The device argument as written when it is a plain name or attribute (`device`)."""
     arg = next((a.value for a in node.args if a.keyword is None or a.keyword.value == "device"), None)
-    return code_of(arg) if type(arg) in (cst.Name, cst.Attribute) else ""
+    return code_of(arg) if type(arg) is cst.Name or type(arg) is cst.Attribute else ""
 
 
 def move_value(an: Analyzer, node: cst.Call, receiver: Value, target: Placement, method: str, frame: Frame,

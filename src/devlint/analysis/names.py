@@ -57,7 +57,7 @@ class ImportTable:
             if level > 1:
                 base = base[: len(base) - (level - 1)] if len(base) >= level - 1 else []
             module = ".".join([p for p in base if p] + ([module] if module else []))
-        if type(node.names) is cst.ImportStar:
+        if isinstance(node.names, cst.ImportStar):
             return
         for alias in node.names:
             name = _module_name(alias.name)

@@ -22,7 +22,7 @@ from devlint.analysis.conditions import Literal
 from devlint.analysis.names import canonical
 from devlint.analysis.shared import Analyzer, Frame
 from devlint.analysis.syntax import code_of, dotted, string_value
-from devlint.analysis.values import CONTAINERS, HOST, NOT_TENSORS, TENSORISH, UNKNOWN, UNKNOWN_PLACE, Kind, Value
+from devlint.analysis.values import CONTAINERS, HOST, NOT_TENSORS, TENSORISH, UNKNOWN, UNKNOWN_PLACE, Kind, Placement, Value
 from devlint.analysis.vocabulary import Fact
 from devlint.knowledge import torch as tk
 
@@ -60,6 +60,7 @@ def _test_literal(an: Analyzer, test: cst.BaseExpression, frame: Frame, availabl
 def _device_literal(an: Analyzer, frame: Frame, subject: cst.BaseExpression, named: str,
                     equal: bool) -> Literal | None:
     value = an.eval(subject, frame)
+    place: Placement | None
     if value.kind is Kind.DEVICE or value.has(Fact.DEVICE_STR):
         place = value.place
     elif value.kind is Kind.UNKNOWN and "device" in code_of(subject):

@@ -147,7 +147,7 @@ def _blocks(stmt: cst.CSTNode) -> list[tuple[Iterable[cst.CSTNode], bool]]:
             out.append(([other], False) if type(other) is cst.If else (body(other.body), False))
     elif type(stmt) is cst.With:
         out.append((body(stmt.body), False))
-    elif isinstance(stmt, (cst.Try, getattr(cst, "TryStar", cst.Try))):
+    elif isinstance(stmt, (cst.Try, cst.TryStar)):
         out.append((body(stmt.body), False))
         for handler in stmt.handlers:
             out.append((body(handler.body), False))
@@ -155,8 +155,8 @@ def _blocks(stmt: cst.CSTNode) -> list[tuple[Iterable[cst.CSTNode], bool]]:
             out.append((body(stmt.orelse.body), False))
         if stmt.finalbody is not None:
             out.append((body(stmt.finalbody.body), False))
-    elif isinstance(stmt, getattr(cst, "Match", ())):
-        for case in stmt.cases:  # type: ignore[attr-defined]
+    elif isinstance(stmt, cst.Match):
+        for case in stmt.cases:
             out.append((body(case.body), False))
     return out
 
@@ -165,7 +165,7 @@ def _header(stmt: cst.CSTNode) -> list[cst.CSTNode]:
     """The expressions a compound statement evaluates itself (not its blocks)."""
     if type(stmt) is cst.For:
         return [stmt.iter]
-    if type(stmt) in (cst.While, cst.If):
+    if type(stmt) is cst.While or type(stmt) is cst.If:
         return [stmt.test]
     if type(stmt) is cst.With:
         return [item.item for item in stmt.items]
@@ -454,8 +454,8 @@ class PhaseOracle:
                     self._walk_block(owner, block, child, region)
             if self._is_unit(stmt):
                 if not after and inherited == NONE:
-                    for key in ahead:  # `loader = loader.to(device)` in main() before training
-                        self._facts[key] = _Facts(owner, BEFORE, self._facts[key].region)
+                    for earlier in ahead:  # `loader = loader.to(device)` in main() before training
+                        self._facts[earlier] = _Facts(owner, BEFORE, self._facts[earlier].region)
                 after = True
             elif not after and not loop_trains:
                 ahead.append(id(stmt))

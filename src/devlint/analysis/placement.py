@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Iterable
+from typing import Callable, Iterable
 
 from devlint.analysis import conditions, devices
 from devlint.analysis.conditions import ALWAYS, Condition, Literal, Split
@@ -122,6 +122,8 @@ def join(a: "Value | None", b: "Value | None", cond: Literal | Split | None = No
     if a.fields or b.fields:
         # each side's fields by key, the first of a key as get_field finds it (a module's fields
         # are many, and looking each key up in both tuples made a join quadratic in them)
+        field_of_a: Callable[[object], Value | None]
+        field_of_b: Callable[[object], Value | None]
         try:
             field_of_a, field_of_b = _by_key(a.fields).get, _by_key(b.fields).get
         except TypeError:  # a key that cannot be hashed

@@ -23,8 +23,11 @@ except ImportError:  # pragma: no cover - depends on the installed libcst
 
 
 if PositionProvidingCodegenState is not None:
-    class _SpanState(PositionProvidingCodegenState):  # type: ignore[misc,valid-type]
+    class _SpanState(PositionProvidingCodegenState):
         """Records (start line, start column, end line, end column), 0-based columns."""
+
+        spans: dict[cst.CSTNode, Span]
+        _starts: list[tuple[int, int]]  # (line, column) where each node being generated began
 
         def _update_position(self, value: str) -> None:
             if "\n" not in value and "\r" not in value:
@@ -35,10 +38,10 @@ if PositionProvidingCodegenState is not None:
             self.column = len(segments[-1])
 
         def before_codegen(self, node: cst.CSTNode) -> None:
-            self._stack.append((self.line, self.column))
+            self._starts.append((self.line, self.column))
 
         def after_codegen(self, node: cst.CSTNode) -> None:
-            start = self._stack.pop()
+            start = self._starts.pop()
             spans = self.spans
             if node not in spans:
                 spans[node] = (start[0], start[1], self.line, self.column)
@@ -59,13 +62,14 @@ if PositionProvidingCodegenState is not None:
                 spans[node] = (line, column, end[0], end[1])
 
 
-def resolve(module: cst.Module) -> dict:
+def resolve(module: cst.Module) -> dict[cst.CSTNode, Span]:
     """node -> (line, column, end line, end column) for every node of the module (columns 0-based)."""
     if PositionProvidingCodegenState is not None:
         try:
             state = _SpanState(default_indent=module.default_indent, default_newline=module.default_newline,
                                provider=None)  # type: ignore[arg-type]
             state.spans = {}
+            state._starts = []
             module._codegen(state)
             return state.spans
         except (AttributeError, TypeError):  # pragma: no cover - another libcst's state

@@ -152,8 +152,9 @@ class CallTable(Protocol):
 class Analyzer(Protocol):
     """What collaborators may ask of the analysis (the driver binds each to its collaborator)."""
 
-    # state
-    project: ProjectFiles | None
+    # state (what collaborators only read is a property: the driver may hold a narrower type)
+    @property
+    def project(self) -> ProjectFiles | None: ...
     main_scope: Scope
     classes: dict[int, ClassInfo]
     analysed: set[int]  # ids of functions analysed in some context
@@ -169,7 +170,8 @@ class Analyzer(Protocol):
     memo: dict[tuple, tuple]
     active: list[int]
     steps_left: int
-    library: CallTable
+    @property
+    def library(self) -> CallTable: ...
     places_devices: bool
     project_values: dict[str, Value | None]
     reexports: list[str]
@@ -216,7 +218,7 @@ class Analyzer(Protocol):
                    keyword: str = "device") -> Placement | None: ...
 
     # calls
-    def call_function(self, fn: "cst.CSTNode", args: Args, kwargs: Kwargs, node: "cst.CSTNode", frame: Frame, *,
+    def call_function(self, fn: "cst.FunctionDef | cst.Lambda", args: Args, kwargs: Kwargs, node: "cst.CSTNode", frame: Frame, *,
                       class_info: ClassInfo | None = None, is_method: bool = False, role: str = "",
                       want_self: bool = False, entry: bool = False) -> Value: ...
     def call_value(self, callee: Value, node: "cst.Call", args: Args, kwargs: Kwargs, frame: Frame) -> Value: ...

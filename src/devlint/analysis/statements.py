@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import Any, Callable
 
 import libcst as cst
 
@@ -93,7 +94,7 @@ def exec_import(an: Analyzer, node: cst.Import, frame: Frame) -> None:
 
 def exec_import_from(an: Analyzer, node: cst.ImportFrom, frame: Frame) -> None:
     frame.scope.imports.add_import_from(node)
-    if type(node.names) is cst.ImportStar:
+    if isinstance(node.names, cst.ImportStar):
         return
     for alias in node.names:
         local = (alias.asname.name.value if alias.asname is not None and type(alias.asname.name) is cst.Name
@@ -106,7 +107,10 @@ def exec_del(an: Analyzer, node: cst.Del, frame: Frame) -> None:
         frame.env.pop(node.target.value, None)
 
 
-SMALL_STATEMENTS = {
+# a handler takes the node of the type it is keyed by
+StatementHandler = Callable[[Analyzer, Any, Frame], None]
+
+SMALL_STATEMENTS: dict[type[cst.CSTNode], StatementHandler] = {
     cst.Expr: exec_expr,
     cst.Assign: exec_assign,
     cst.AnnAssign: exec_ann_assign,
@@ -227,12 +231,13 @@ def exec_for(an: Analyzer, node: cst.For, frame: Frame) -> None:
         elem = an.dataset_item(iterable, node, frame, Origin(ORIGIN_BATCH, node.iter,
                                                              f"an item of `{code_of(node.iter)}`"))
     kind = "data" if an.is_data_iter(iterable) else ("epoch" if "range" in code_of(node.iter)[:6] else "other")
-    keys = _mapping_keys(_keys_of(an, node.iter, iterable, frame)) if type(node.target) is cst.Name else ()
+    target = node.target
+    keys = _mapping_keys(_keys_of(an, node.iter, iterable, frame)) if type(target) is cst.Name else ()
 
     def body(f: Frame) -> None:
-        if keys:  # `for k in batch: batch[k] = batch[k].to(device)`: the body runs once per key
+        if keys and type(target) is cst.Name:  # `for k in batch: batch[k] = batch[k].to(device)`: once per key
             for key in keys:  # the key is the code's own constant, not a setting (assign's CHOSEN)
-                f.env[node.target.value] = STR.with_facts(str_fact_of(key))
+                f.env[target.value] = STR.with_facts(str_fact_of(key))
                 f.sync_module_env()
                 an.exec_block(block(node.body), f)
             return
@@ -266,7 +271,7 @@ def _mapping_keys(value: Value) -> tuple[str, ...]:
     if value.kind not in (Kind.DICT, Kind.BATCH, Kind.ENCODING) or value.elem is not None or not value.fields \
             or len(value.fields) > _MAX_KEY_PASSES or not all(isinstance(k, str) for k, _ in value.fields):
         return ()
-    return tuple(k for k, _ in value.fields)
+    return tuple(k for k, _ in value.fields if isinstance(k, str))
 
 
 def _stored(owner: Value, key: object, value: Value) -> Value:
@@ -290,7 +295,7 @@ def exec_while(an: Analyzer, node: cst.While, frame: Frame) -> None:
     run_loop(frame, "other", body, node, _else_block(an, node.orelse))
 
 
-def _else_block(an: Analyzer, orelse: cst.Else | None):
+def _else_block(an: Analyzer, orelse: cst.Else | None) -> Callable[[Frame], None] | None:
     if orelse is None:
         return None
     return lambda f: an.exec_block(block(orelse.body), f)
@@ -298,7 +303,7 @@ def _else_block(an: Analyzer, orelse: cst.Else | None):
 
 def exec_with(an: Analyzer, node: cst.With, frame: Frame) -> None:
     frame.stmt = node
-    changes: dict[str, bool] = {}
+    changes: dict[str, Any] = {}  # Context's fields to change
     for item in node.items:
         value = an.eval(item.item, frame)
         if value.kind is Kind.DEVICE and on_a_gpu(value.place):
@@ -351,7 +356,7 @@ def exec_match(an: Analyzer, node: cst.CSTNode, frame: Frame) -> None:
     frame.env = env
 
 
-STATEMENTS = {
+STATEMENTS: dict[type[cst.CSTNode], StatementHandler] = {
     cst.SimpleStatementLine: exec_simple_line,
     cst.If: exec_if,
     cst.For: exec_for,
@@ -375,7 +380,7 @@ def assign(an: Analyzer, target: cst.BaseExpression, value: Value, frame: Frame,
             value = value.with_facts(Fact.CHOSEN)  # a setting the user edits (`checkpoint = None`)
         frame.env[target.value] = value.named(target.value)
         frame.sync_module_env()
-    elif type(target) in (cst.Tuple, cst.List):
+    elif type(target) is cst.Tuple or type(target) is cst.List:
         count = len(target.elements)
         after_star = False
         for index, el in enumerate(target.elements):

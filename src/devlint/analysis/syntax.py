@@ -58,7 +58,7 @@ def code_of(node: cst.CSTNode) -> str:
         text = dotted(node)
         if text is not None:
             return text
-    if type(node) in (cst.Integer, cst.Float, cst.SimpleString):
+    if type(node) is cst.Integer or type(node) is cst.Float or type(node) is cst.SimpleString:
         return node.value
     cached = _CODE_CACHE.get(id(node))
     if cached is not None and cached[0] is node:
@@ -131,7 +131,7 @@ def constant_key(node: cst.Subscript) -> object | None:
 
 def display_items(node: cst.CSTNode) -> tuple[str, ...] | None:
     """The elements of a list or tuple display as written (a starred one keeps its star)."""
-    if type(node) not in (cst.List, cst.Tuple):
+    if type(node) is not cst.List and type(node) is not cst.Tuple:
         return None
     return tuple(("*" + code_of(el.value)) if type(el) is cst.StarredElement else code_of(el.value)
                  for el in node.elements)
@@ -172,7 +172,8 @@ def option_dest(call: cst.Call) -> str | None:
     names = []
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "dest":
-            return arg.value.evaluated_value if type(arg.value) is cst.SimpleString else None
+            dest = arg.value.evaluated_value if type(arg.value) is cst.SimpleString else None
+            return dest if isinstance(dest, str) else None  # (not a bytes literal)
         if arg.keyword is None and type(arg.value) is cst.SimpleString:
             text = arg.value.evaluated_value
             if isinstance(text, str):
@@ -231,7 +232,7 @@ def statements(body: Iterable[cst.CSTNode]) -> Iterator[cst.CSTNode]:
         yield node
         if type(node) is cst.SimpleStatementLine:
             continue
-        children = []
+        children: list[cst.CSTNode] = []
         for attr in ("body", "orelse", "handlers", "finalbody", "cases"):
             part = getattr(node, attr, None)
             if part is None:
@@ -376,14 +377,14 @@ _BOUND: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}
 def _target_names(node: cst.CSTNode) -> list[str]:
     if type(node) is cst.Name:
         return [node.value]
-    if type(node) in (cst.Tuple, cst.List):
+    if type(node) is cst.Tuple or type(node) is cst.List:
         out = []
         for el in node.elements:
             out.extend(_target_names(el.value))
         return out
     if type(node) is cst.StarredElement:
         return _target_names(node.value)
-    if type(node) in (cst.Subscript, cst.Attribute):
+    if type(node) is cst.Subscript or type(node) is cst.Attribute:
         return _target_names(node.value)  # `w[i] = ...` / `cfg.w = ...` changes `w` / `cfg`
     return []
 
@@ -420,7 +421,7 @@ def constant_across_iterations(expr: cst.BaseExpression, bound: frozenset[str] |
     """The expression has the same value on every iteration (literal data, or names the loop
     never rebinds; `bound` None when no loop of the same function encloses it), and is not a
     plain number."""
-    if type(expr) in (cst.List, cst.Tuple):
+    if type(expr) is cst.List or type(expr) is cst.Tuple:
         return bool(expr.elements) and all(
             type(el) is not cst.StarredElement and _literal(el.value) for el in expr.elements)
     if bound is None:
@@ -434,7 +435,7 @@ def _literal(expr: cst.BaseExpression) -> bool:
         return True
     if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
         return _literal(expr.expression)
-    if type(expr) in (cst.List, cst.Tuple):
+    if type(expr) is cst.List or type(expr) is cst.Tuple:
         return bool(expr.elements) and all(_literal(el.value) for el in expr.elements
                                            if type(el) is not cst.StarredElement)
     if type(expr) is cst.Name:

@@ -9,6 +9,7 @@ it has any (DEV110), so it is captured for the loader.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import cast
 
 import libcst as cst
 
@@ -111,7 +112,8 @@ def _collate_batch(an: Analyzer, collate: Value, dataset: Value, node: cst.Call,
     item = dataset_item(an, dataset, node, frame, origin)
     samples = Value(Kind.LIST, NO_TENSORS, elem=item)
     bound, bound_kw = bound_arguments(collate)
-    result = an.call_function(collate.node, bound + [samples], bound_kw, node, frame, role="collate")
+    function = cast("cst.FunctionDef | cst.Lambda", collate.node)  # what a FUNCTION value holds
+    result = an.call_function(function, bound + [samples], bound_kw, node, frame, role="collate")
     return as_batch(result, origin)
 
 

@@ -99,7 +99,8 @@ def _offers_cpu(node: cst.Call) -> bool:
             continue
         if arg.keyword.value == "default" and _is_cpu(arg.value):
             return True
-        if arg.keyword.value == "choices" and type(arg.value) in (cst.List, cst.Tuple, cst.Set) \
+        if arg.keyword.value == "choices" \
+                and (type(arg.value) is cst.List or type(arg.value) is cst.Tuple or type(arg.value) is cst.Set) \
                 and any(_is_cpu(el.value) for el in arg.value.elements):
             return True
     return False

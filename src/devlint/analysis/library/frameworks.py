@@ -72,8 +72,8 @@ def model_constructor(an: Analyzer, qualname: str, node: cst.Call, args: Args, k
             an.dispatch_flags[model.identity] = flag
         return model
     if "device" in kwargs:
-        place = an.device_arg(node, [], kwargs, positional=None)
-        return Value(Kind.MODULE, place or UNKNOWN_PLACE, origin, identity=new_identity(), qualname=qualname)
+        chosen = an.device_arg(node, [], kwargs, positional=None)
+        return Value(Kind.MODULE, chosen or UNKNOWN_PLACE, origin, identity=new_identity(), qualname=qualname)
     if frame.ctx.default_device or an.default_device:
         return Value(Kind.MODULE, UNKNOWN_PLACE, origin, identity=new_identity(), qualname=qualname)
     return Value(Kind.MODULE, HOST, origin, identity=new_identity(), qualname=qualname)

@@ -17,6 +17,7 @@ from devlint.analysis.values import (
     UNKNOWN,
     UNKNOWN_PLACE,
     Kind,
+    Origin,
     Value,
     Where,
     device_at,
@@ -79,7 +80,7 @@ def nn_module(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: K
 
 
 def _loss(an: Analyzer, qualname: str, name: str, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame,
-          origin) -> Value:
+          origin: Origin) -> Value:
     weights = []
     for keyword, position in tk.LOSS_WEIGHT_ARGS.get(name, ()):
         value = kwargs.get(keyword)
@@ -98,7 +99,7 @@ def _loss(an: Analyzer, qualname: str, name: str, node: cst.Call, args: Args, kw
                  facts=frozenset({Fact.LOSS_WEIGHT}))
 
 
-def _registering_container(qualname: str, args: Args, kwargs: Kwargs, origin) -> Value:
+def _registering_container(qualname: str, args: Args, kwargs: Kwargs, origin: Origin) -> Value:
     children: list[tuple[object, Value]] = []
     starred = [kwargs["*"]] if "*" in kwargs else []  # nn.Sequential(*layers)
     for value in list(args) + starred + [v for k, v in kwargs.items() if not k.startswith("*")]:

@@ -99,7 +99,7 @@ def factory(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwa
 def _empty(node: cst.Call) -> bool:
     """`torch.empty(0)`, `torch.zeros([0])`: a tensor with no elements, as a placeholder."""
     first = node.args[0].value if node.args and node.args[0].keyword is None and not node.args[0].star else None
-    if type(first) in (cst.List, cst.Tuple) and len(first.elements) == 1:
+    if (type(first) is cst.List or type(first) is cst.Tuple) and len(first.elements) == 1:
         first = first.elements[0].value
     return type(first) is cst.Integer and first.value == "0" and all(a.keyword is not None for a in node.args[1:])
 
