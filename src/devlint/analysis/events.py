@@ -18,6 +18,9 @@ from devlint.knowledge.signatures import positional_parameters
 if TYPE_CHECKING:  # pragma: no cover
     import libcst as cst
 
+    # the syntax node an event is about, as rules name it (they never import libcst)
+    Node = cst.CSTNode
+
 
 @dataclass(frozen=True)
 class Context:

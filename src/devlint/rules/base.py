@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 from devlint.findings import Confidence, Fix, Severity
 
 if TYPE_CHECKING:  # pragma: no cover
-    from devlint.analysis.events import Context
+    from devlint.analysis.events import Context, Node
     from devlint.analysis.program import Program
 
 
@@ -39,7 +39,7 @@ class Step:
 class Report:
     """What a check yields: the node to point at and what to say."""
 
-    node: object  # the syntax node the analysis recorded (rules never look inside it)
+    node: "Node"  # the syntax node the analysis recorded (rules never look inside it)
     message: str
     confidence: Confidence = Confidence.DEFINITE
     fix: "Fix | None" = None  # attached by rules that can fix

@@ -1,11 +1,16 @@
 """DEV106 changed-after-move: a submodule or parameter assigned after the model was moved."""
 
+from typing import TYPE_CHECKING, Iterator
+
 from devlint._lazy import lazy_import
 from devlint.analysis.values import ORIGIN_AFTER_MOVE
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_side, when_it_crashes
 from devlint.rules import _evidence as evidence
 from devlint.rules.base import FixSafety, Report, Rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.program import Program
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
 _fixes = lazy_import("devlint.fix.repairs")
@@ -39,7 +44,7 @@ rule = Rule(
 
 
 @rule.check
-def assigned_after_move(program):
+def assigned_after_move(program: "Program") -> Iterator[Report]:
     for meet in program.meets:
         origin = meet.host.origin
         if origin is None or origin.category != ORIGIN_AFTER_MOVE or origin.node is None:

@@ -4,16 +4,20 @@ model is moved to another GPU."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Iterator
 
 from devlint.analysis import devices
 from devlint.analysis.events import Argument, Move, Site, SiteKind
-from devlint.analysis.values import Kind, Value, Where
+from devlint.analysis.values import Kind, Placement, Value, Where
 from devlint.analysis.vocabulary import known_int
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import value_name
 from devlint.rules._portability import current_device
 from devlint.rules import _evidence as evidence
 from devlint.rules.base import Report, Rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.program import Program
 
 _INTEGER = re.compile(r"0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|\d[\d_]*")
 
@@ -83,9 +87,9 @@ def _first_device(site: Site) -> tuple[str, str]:
     given = _device_ids(site)
     if given is _UNKNOWN:
         return "", ""
-    if given is None or given.text == "None":  # type: ignore[union-attr]
+    if not isinstance(given, Argument) or given.text == "None":  # (None: not given)
         return "cuda:0", "cuda:0 (the default `device_ids` is every visible GPU)"
-    argument: Argument = given  # type: ignore[assignment]
+    argument = given
     items = argument.items
     if items is not None:
         if not items or items[0].startswith("*"):
@@ -96,14 +100,14 @@ def _first_device(site: Site) -> tuple[str, str]:
             return f"cuda:{index}", f"cuda:{index} (`device_ids[0]`)"
         return devices.indexed("cuda", None, first), f"cuda:{first} (`device_ids[0]`)"
     if argument.value.kind in (Kind.LIST, Kind.TUPLE):
-        index = known_int(argument.value.get_field(0))
-        if index is not None:
-            return f"cuda:{index}", f"cuda:{index} (`{argument.text}[0]`)"
+        known = known_int(argument.value.get_field(0))
+        if known is not None:
+            return f"cuda:{known}", f"cuda:{known} (`{argument.text}[0]`)"
     return "", ""
 
 
 @rule.check
-def dataparallel_device(program):
+def dataparallel_device(program: "Program") -> Iterator[Report]:
     current = current_device(program)
     events = program.events
     for position, site in enumerate(events):
@@ -146,14 +150,14 @@ def dataparallel_device(program):
         )
 
 
-def _story(site: Site, model: Value, place, target: str, when: str = "") -> tuple:
+def _story(site: Site, model: Value, place: Placement, target: str, when: str = "") -> tuple:
     """Where the model is moved, then the wrapper that expects it on `device_ids[0]`."""
     moved = (evidence.at(place.node, f"{_name(model)} is moved to {target} here{when}"),) \
         if place.node is not None else ()
     return moved + (evidence.at(site.node, "DataParallel expects it on `device_ids[0]` here"),)
 
 
-def _on_the_cpu(program, site: Site, model: Value, place, where_text: str, moved: bool) -> Report | None:
+def _on_the_cpu(program: Program, site: Site, model: Value, place: Placement, where_text: str, moved: bool) -> Report | None:
     """The model is moved to the CPU on a path the user chooses (`--force_cpu`) while
     DataParallel is given GPUs: on a machine with CUDA, DataParallel keeps to its devices and
     the first forward finds the parameters on the CPU. A CPU that is only the fallback of a
@@ -182,7 +186,7 @@ def _on_the_cpu(program, site: Site, model: Value, place, where_text: str, moved
     )
 
 
-def _host_alternative(place):
+def _host_alternative(place: Placement) -> Placement:
     """The path of `place` that is on the CPU, when its move is known (else `place` itself)."""
     return next((alternative for _, alternative in place.paths
                  if alternative.on_host and alternative.node is not None), place)

@@ -1,9 +1,16 @@
 """DEV107 discarded-to: `Tensor.to` returns a copy, so a bare `x.to(device)` moves nothing."""
 
+from typing import TYPE_CHECKING, Iterator
+
 from devlint.analysis.values import Kind
 from devlint.findings import Fix, Severity
 from devlint.rules import _evidence as evidence
 from devlint.rules.base import FixSafety, Report, Rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.events import Context, Move, Node
+    from devlint.analysis.program import Program
+    from devlint.analysis.values import Value
 
 rule = Rule(
     code="DEV107",
@@ -36,11 +43,11 @@ rule = Rule(
 )
 
 
-def _discarded(move) -> bool:
+def _discarded(move: "Move") -> bool:
     return bool(move.statement) and move.subject.kind is Kind.TENSOR
 
 
-def discarded_before(program, value, node, ctx) -> bool:
+def discarded_before(program: "Program", value: "Value", node: "Node", ctx: "Context | None") -> bool:
     """Was `value` the subject of a discarded `.to()` earlier in the same function, before
     `node`? Then the DEV107 finding at that move explains the crash at `node` and its fix
     repairs it: DEV105 stays silent and DEV101 (which marks the crash line) offers no second
@@ -59,7 +66,7 @@ def discarded_before(program, value, node, ctx) -> bool:
 
 
 @rule.check
-def discarded_moves(program):
+def discarded_moves(program: "Program") -> Iterator[Report]:
     for move in program.moves:
         if not _discarded(move):
             continue

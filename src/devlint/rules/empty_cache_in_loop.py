@@ -3,9 +3,14 @@ nothing the caching allocator would not reuse."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator
+
 from devlint.analysis.events import SiteKind
 from devlint.findings import Confidence, Severity
 from devlint.rules.base import Report, Rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.program import Program
 
 rule = Rule(
     code="DEV302",
@@ -51,7 +56,7 @@ rule = Rule(
 
 
 @rule.check
-def empty_cache_in_loop(program):
+def empty_cache_in_loop(program: "Program") -> Iterator[Report]:
     for made in program.sites(SiteKind.EMPTY_CACHE):
         if not made.ctx.in_data_loop or made.ctx.handler:  # an OOM handler runs after an OOM, not every step
             continue

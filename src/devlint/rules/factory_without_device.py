@@ -1,5 +1,7 @@
 """DEV105 factory-without-device: a tensor made with no `device=` meets device tensors."""
 
+from typing import TYPE_CHECKING, Iterator
+
 from devlint._lazy import lazy_import
 from devlint.analysis.values import ORIGIN_FACTORY, Kind
 from devlint.findings import Confidence, Severity
@@ -7,6 +9,10 @@ from devlint.rules._describe import device_side, value_name, when_it_crashes
 from devlint.rules import _evidence as evidence
 from devlint.rules.base import FixSafety, Report, Rule
 from devlint.rules.discarded_to import discarded_before
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.events import Meet
+    from devlint.analysis.program import Program
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
 _fixes = lazy_import("devlint.fix.repairs")
@@ -70,7 +76,7 @@ rule = Rule(
 
 
 @rule.check
-def host_factories_meet_device(program):
+def host_factories_meet_device(program: "Program") -> Iterator[Report]:
     for meet in program.meets:
         origin = meet.host.origin
         if origin is None or origin.category != ORIGIN_FACTORY or origin.node is None:
@@ -94,7 +100,7 @@ def host_factories_meet_device(program):
         )
 
 
-def _device_hint(meet) -> str:
+def _device_hint(meet: "Meet") -> str:
     """Advice that runs: the tensor the fix itself would use, else the tensor it meets by name;
     a plain `nn.Module` has no `.device`, so a module is asked for its parameters' device."""
     reference = _fixes.factory_reference(meet)

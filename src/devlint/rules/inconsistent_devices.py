@@ -4,6 +4,8 @@ against `cuda:1`)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator
+
 from devlint.analysis import devices
 from devlint.analysis.events import Move, Site, SiteKind
 from devlint.analysis.values import Value
@@ -12,6 +14,9 @@ from devlint.rules._describe import device_expr, line_of, value_name
 from devlint.rules._portability import current_device
 from devlint.rules import _evidence as evidence
 from devlint.rules.base import Report, Rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.program import Program
 
 rule = Rule(
     code="DEV111",
@@ -79,9 +84,9 @@ def _reason(a: str, b: str, current: str | None) -> str:
 
 
 @rule.check
-def inconsistent_devices(program):
+def inconsistent_devices(program: "Program") -> Iterator[Report]:
     current = current_device(program)
-    moves = {}
+    moves: dict[int, Move] = {}
     order: dict[int, int] = {}  # placement node -> when it was made, in program order
     for index, event in enumerate(program.events):
         if isinstance(event, Move) and event.target.node is not None:
@@ -104,7 +109,7 @@ def inconsistent_devices(program):
             line = program.line(node) if node is not None else 0
             positioned.append((line, value, ident, order.get(id(node)) if node is not None else None))
         if all(item[3] is not None for item in positioned):
-            positioned.sort(key=lambda item: item[3])  # the move that runs later
+            positioned.sort(key=lambda item: item[3] or 0)  # the move that runs later (each known here)
         else:
             positioned.sort(key=lambda item: item[0])
         (early_line, early, early_ident, _), (late_line, late, late_ident, _) = positioned
@@ -135,7 +140,7 @@ def inconsistent_devices(program):
         )
 
 
-def _side(program, value: Value, ident: str, line: int) -> str:
+def _side(program: Program, value: Value, ident: str, line: int) -> str:
     name = value_name(value, "one value")
     where = f"`{value.place.device}`" if value.place.device else "a device"
     words = devices.describe(ident)

@@ -3,6 +3,8 @@ silently ignored."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator
+
 from devlint._lazy import lazy_import
 from devlint.analysis.events import Site, SiteKind
 from devlint.findings import Confidence, Severity
@@ -10,6 +12,9 @@ from devlint.knowledge import torch as tk
 from devlint.rules._portability import describe_init, is_cuda_init
 from devlint.rules import _evidence as evidence
 from devlint.rules.base import FixSafety, Report, Rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.program import Program
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
 _fixes = lazy_import("devlint.fix.repairs")
@@ -62,7 +67,7 @@ def _keys(site: Site) -> list[str]:
 
 
 @rule.check
-def late_visible_devices(program):
+def late_visible_devices(program: "Program") -> Iterator[Report]:
     module_init = None
     entry_init = None
     in_entry = False

@@ -4,6 +4,7 @@ without `map_location`, so a checkpoint saved from CUDA cannot be read there."""
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Iterator
 
 from devlint._lazy import lazy_import
 from devlint.analysis.events import Site, SiteKind
@@ -15,6 +16,9 @@ from devlint.knowledge.signatures import positional_parameters
 from devlint.rules._portability import fallback_device_text, fallback_events, supports_cpu
 from devlint.rules import _evidence as evidence
 from devlint.rules.base import FixSafety, Report, Rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.program import Program
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
 _fixes = lazy_import("devlint.fix.repairs")
@@ -71,7 +75,7 @@ rule = Rule(
 
 
 @rule.check
-def load_without_map_location(program):
+def load_without_map_location(program: "Program") -> Iterator[Report]:
     if not supports_cpu(program):
         return
     saves: list[tuple[int, Site]] | None = None
@@ -105,7 +109,7 @@ def load_without_map_location(program):
         )
 
 
-def _supports_cpu_step(program, fallback: list[Site], option: Site | None) -> tuple:
+def _supports_cpu_step(program: Program, fallback: list[Site], option: Site | None) -> tuple:
     """Where the program shows it runs without a GPU: a CPU fallback, a CPU option, a GPU
     switch, or a move made only when CUDA is available."""
     if fallback:
@@ -135,7 +139,7 @@ def _cpu_weights(site: Site) -> bool:
     return first is not None and first.keyword in (None, "url", "f") and first.value.has(Fact.CPU_WEIGHTS)
 
 
-def _written_here(program, load: Site, index: int, saves: list[tuple[int, Site]]) -> bool:
+def _written_here(program: Program, load: Site, index: int, saves: list[tuple[int, Site]]) -> bool:
     """The program itself writes the file it loads: earlier in the run (a checkpoint reloaded
     after training, even one saved only when the validation loss improved), on a path that can
     lead to the load; or, wherever, from host values only (a cache of CPU tensors or strings)."""
@@ -156,7 +160,7 @@ def _same_activation(a: Site, b: Site) -> bool:
     return (a.ctx.function, a.ctx.callers, a.ctx.path) == (b.ctx.function, b.ctx.callers, b.ctx.path)
 
 
-def _after_unconditional_cuda(program, load: Site, index: int) -> bool:
+def _after_unconditional_cuda(program: Program, load: Site, index: int) -> bool:
     """The code that loads moved something to CUDA unconditionally just before (`.cuda()` on
     every path to the load): on a machine without a GPU it fails there, before the load."""
     for event in program.events[:index]:
@@ -166,7 +170,7 @@ def _after_unconditional_cuda(program, load: Site, index: int) -> bool:
     return False
 
 
-def _cpu_evidence(program, load: Site) -> str:
+def _cpu_evidence(program: Program, load: Site) -> str:
     """Where the program supports the CPU, for the message (the file too when it is another)."""
     fallback = fallback_events(program)
     option = next(program.sites(SiteKind.CPU_OPTION), None)

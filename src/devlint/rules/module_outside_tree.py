@@ -1,10 +1,16 @@
 """DEV103 module-outside-tree: a module used in `forward` that `model.to(device)` does not reach."""
 
+from typing import TYPE_CHECKING, Iterator
+
 from devlint.analysis.values import ORIGIN_MODULE, ORIGIN_OUTSIDE_TREE, Kind
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_side, value_name, when_it_crashes, where_from
 from devlint.rules import _evidence as evidence
 from devlint.rules.base import Report, Rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.program import Program
+    from devlint.analysis.values import Origin, Value
 
 rule = Rule(
     code="DEV103",
@@ -57,9 +63,9 @@ rule = Rule(
 )
 
 
-def _subject_and_fix(program, host) -> tuple[str, str]:
-    """Name the module, say why `.to()` misses it, and the fix that fits that reason."""
-    origin = host.origin
+def _subject_and_fix(program: "Program", host: "Value", origin: "Origin") -> tuple[str, str]:
+    """Name the module (`origin` is where it came from), say why `.to()` misses it, and the fix
+    that fits that reason."""
     description = origin.description
     name = value_name(host, "this module")
     if origin.category == ORIGIN_OUTSIDE_TREE and "plain container" in description:
@@ -82,7 +88,7 @@ def _subject_and_fix(program, host) -> tuple[str, str]:
 
 
 @rule.check
-def unregistered_modules_in_forward(program):
+def unregistered_modules_in_forward(program: "Program") -> Iterator[Report]:
     for meet in program.meets:
         host = meet.host
         if host.kind is not Kind.MODULE or host.origin is None:
@@ -92,7 +98,7 @@ def unregistered_modules_in_forward(program):
             continue  # an unmoved module used outside a module is DEV102's
         if category not in (ORIGIN_OUTSIDE_TREE, ORIGIN_MODULE):
             continue
-        subject, fix = _subject_and_fix(program, host)
+        subject, fix = _subject_and_fix(program, host, host.origin)
         yield Report(
             node=meet.node,
             message=(

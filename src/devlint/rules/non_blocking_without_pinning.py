@@ -3,6 +3,8 @@ DataLoader that does not pin memory: the copy is synchronous anyway."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator
+
 from devlint.analysis.events import Site, SiteKind
 from devlint.analysis.values import ORIGIN_BATCH
 from devlint.analysis.vocabulary import Fact, known_bool
@@ -10,6 +12,9 @@ from devlint.findings import Confidence, Severity
 from devlint.rules._portability import literal_bool
 from devlint.rules import _evidence as evidence
 from devlint.rules.base import Report, Rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.program import Program
 
 rule = Rule(
     code="DEV301",
@@ -63,7 +68,7 @@ def _pinned(loader: Site) -> bool:
 
 
 @rule.check
-def non_blocking_without_pinning(program):
+def non_blocking_without_pinning(program: "Program") -> Iterator[Report]:
     loaders = {id(site.node): site for site in program.sites(SiteKind.LOADER)}
     for move in program.moves:
         if not move.non_blocking or not move.target.on_device:

@@ -1,5 +1,7 @@
 """DEV114 optimizer-before-move: an optimizer with eager state is built before the model moves."""
 
+from typing import TYPE_CHECKING, Iterator
+
 from devlint.analysis.events import Move, Site, SiteKind
 from devlint.analysis.values import Kind, Value
 from devlint.analysis.vocabulary import Fact
@@ -8,6 +10,9 @@ from devlint.knowledge import matches
 from devlint.knowledge import torch as tk
 from devlint.rules import _evidence as evidence
 from devlint.rules.base import Report, Rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.program import Program
 
 rule = Rule(
     code="DEV114",
@@ -47,7 +52,7 @@ def _param_objects(value: Value, depth: int = 0) -> set[int]:
 
 
 @rule.check
-def optimizer_state_before_move(program):
+def optimizer_state_before_move(program: "Program") -> Iterator[Report]:
     events = program.events
     for index, made in enumerate(events):
         if not (isinstance(made, Site) and made.kind is SiteKind.OPTIMIZER):

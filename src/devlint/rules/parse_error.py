@@ -1,8 +1,13 @@
 """DEV000 parse-error: a file that cannot be read or parsed is reported, never skipped silently."""
 
+from typing import TYPE_CHECKING
+
 from devlint.findings import Severity
 from devlint.limits import MAX_BRACKET_DEPTH, MAX_EXPRESSION_DEPTH, MAX_SOURCE_BYTES
 from devlint.rules.base import Rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.findings import Finding
 
 rule = Rule(
     code="DEV000",
@@ -36,7 +41,7 @@ rule = Rule(
 # DEV000 findings are produced by the engine when parsing fails; the rule has no check.
 
 
-def finding(path: str, message: str, line: int = 1, column: int = 1):
+def finding(path: str, message: str, line: int = 1, column: int = 1) -> "Finding":
     """The DEV000 finding for a file that could not be read, parsed or analysed."""
     from devlint.findings import make_finding
 

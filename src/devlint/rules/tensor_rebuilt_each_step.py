@@ -3,11 +3,16 @@ every step of a loop over batches instead of once before it."""
 
 from __future__ import annotations
 
-from devlint.analysis.events import SiteKind
+from typing import TYPE_CHECKING, Iterator
+
+from devlint.analysis.events import Move, SiteKind
 from devlint.knowledge import torch as tk
 from devlint.findings import Confidence, Severity
 from devlint.rules import _evidence as evidence
 from devlint.rules.base import Report, Rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.program import Program
 
 rule = Rule(
     code="DEV303",
@@ -53,8 +58,8 @@ rule = Rule(
 
 
 @rule.check
-def tensor_rebuilt_each_step(program):
-    moved_later = {}
+def tensor_rebuilt_each_step(program: "Program") -> Iterator[Report]:
+    moved_later: dict[int, Move] = {}
     for move in program.moves:
         origin = move.subject.origin
         if origin is not None and origin.node is not None and move.target.on_device and move.ctx.in_data_loop:
@@ -63,11 +68,11 @@ def tensor_rebuilt_each_step(program):
         # the analysis says whether the data is the same on every iteration of the loop
         if not site.constant_data or site.callee in tk.ZERO_COPY_FACTORIES:
             continue
-        move = moved_later.get(id(site.node))
-        if not site.value.place.on_device and move is None:
+        later = moved_later.get(id(site.node))
+        if not site.value.place.on_device and later is None:
             continue
-        how = ("built on the device" if move is None or site.value.place.on_device
-               else f"moved with `.{move.method}(...)`")
+        how = ("built on the device" if later is None or site.value.place.on_device
+               else f"moved with `.{later.method}(...)`")
         yield Report(
             node=site.node,
             message=(
@@ -78,5 +83,5 @@ def tensor_rebuilt_each_step(program):
             confidence=Confidence.DEFINITE,
             ctx=site.ctx,
             evidence=(evidence.at(site.node, "the same tensor is built here on every step"),)
-            + ((evidence.at(move.node, "and copied to the device here on every step"),) if move is not None else ()),
+            + ((evidence.at(later.node, "and copied to the device here on every step"),) if later is not None else ()),
         )

@@ -1,10 +1,15 @@
 """DEV108 to-on-non-tensor: `.to()` / `.cuda()` on an object that has no such method."""
 
+from typing import TYPE_CHECKING, Iterator
+
 from devlint._lazy import lazy_import
 from devlint.analysis.values import Kind
 from devlint.findings import Severity
 from devlint.rules import _evidence as evidence
 from devlint.rules.base import FixSafety, Report, Rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.program import Program
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
 _fixes = lazy_import("devlint.fix.repairs")
@@ -47,7 +52,7 @@ _WHAT = {
 
 
 @rule.check
-def to_on_objects_without_to(program):
+def to_on_objects_without_to(program: "Program") -> Iterator[Report]:
     for move in program.moves:
         what = _WHAT.get(move.subject.kind)
         if what is None:

@@ -3,6 +3,8 @@ anywhere, so it cannot start on a machine without a GPU."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator
+
 from devlint.analysis import devices
 from devlint.analysis.events import Move, Site, SiteKind
 from devlint.analysis.values import ORIGIN_DATA, ORIGIN_FACTORY, ORIGIN_MODULE
@@ -11,6 +13,10 @@ from devlint.knowledge import conventions
 from devlint.knowledge import torch as tk
 from devlint.rules import _evidence as evidence
 from devlint.rules.base import Report, Rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.events import Event, Node
+    from devlint.analysis.program import Program
 
 rule = Rule(
     code="DEV202",
@@ -62,11 +68,11 @@ rule = Rule(
 _MADE = frozenset({ORIGIN_FACTORY, ORIGIN_DATA, ORIGIN_MODULE})
 
 
-def _nccl(program) -> bool:
+def _nccl(program: "Program") -> bool:
     return any("nccl" in site.text for site in program.sites(SiteKind.PROCESS_GROUP))
 
 
-def _use(event) -> tuple[object, str] | None:
+def _use(event: "Event") -> "tuple[Node, str] | None":
     """(node, what) when the event requires CUDA to run."""
     if isinstance(event, Site):
         if event.kind is SiteKind.CUDA and event.callee == "Tensor.cuda":
@@ -85,7 +91,7 @@ def _use(event) -> tuple[object, str] | None:
     return None
 
 
-def _made_here(event) -> bool:
+def _made_here(event: "Event") -> bool:
     """CUDA asked for what the code builds itself (`torch.zeros(n).cuda()`, `device="cuda"`,
     `nn.Linear(...).cuda()`) or a CUDA-only call (`torch.cuda.set_device(k)`, whatever k the
     caller gives): no caller's check can make that work without a GPU. Unless it runs only on
@@ -109,7 +115,7 @@ def _behind_launcher(when: frozenset) -> bool:
 
 
 @rule.check
-def unguarded_cuda(program):
+def unguarded_cuda(program: "Program") -> Iterator[Report]:
     # the files that check for a GPU (or offer the CPU): a check in this file covers it all, one
     # in a helper file covers only the helper's own CUDA uses
     checking = {site.ctx.path or program.path for kind in _CHECKS for site in program.sites(kind)}

@@ -1,5 +1,7 @@
 """DEV101 unmoved-input: host data meets a model or tensor that was moved to a device."""
 
+from typing import TYPE_CHECKING, Iterator
+
 from devlint._lazy import lazy_import
 from devlint.analysis.values import ORIGIN_BATCH, ORIGIN_COMPUTED, ORIGIN_DATA, ORIGIN_TOKENIZER
 from devlint.findings import Confidence, Severity
@@ -7,6 +9,9 @@ from devlint.rules._describe import device_expr, device_side, on_path, value_nam
 from devlint.rules import _evidence as evidence
 from devlint.rules.base import FixSafety, Report, Rule
 from devlint.rules.discarded_to import discarded_before
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.program import Program
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
 _fixes = lazy_import("devlint.fix.repairs")
@@ -54,7 +59,7 @@ _DATA = {ORIGIN_BATCH, ORIGIN_DATA, ORIGIN_TOKENIZER, ORIGIN_COMPUTED}
 
 
 @rule.check
-def host_data_meets_device(program):
+def host_data_meets_device(program: "Program") -> Iterator[Report]:
     for meet in program.meets:
         host = meet.host
         origin = host.origin

@@ -1,5 +1,7 @@
 """DEV102 unmoved-module: a module with weights that is never moved is called with device tensors."""
 
+from typing import TYPE_CHECKING, Iterator
+
 from devlint._lazy import lazy_import
 from devlint.analysis.values import ORIGIN_MODULE, Kind
 from devlint.analysis.vocabulary import Fact
@@ -7,6 +9,9 @@ from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_expr, device_side, value_name, when_it_crashes, where_from
 from devlint.rules import _evidence as evidence
 from devlint.rules.base import FixSafety, Report, Rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.program import Program
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
 _fixes = lazy_import("devlint.fix.repairs")
@@ -51,7 +56,7 @@ rule = Rule(
 
 
 @rule.check
-def host_module_called_with_device_tensors(program):
+def host_module_called_with_device_tensors(program: "Program") -> Iterator[Report]:
     for meet in program.meets:
         host = meet.host
         if host.kind is not Kind.MODULE or host.origin is None or host.origin.category != ORIGIN_MODULE:

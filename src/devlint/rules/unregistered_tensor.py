@@ -1,11 +1,16 @@
 """DEV104 unregistered-tensor: a plain tensor attribute is not moved with its module."""
 
+from typing import TYPE_CHECKING, Iterator
+
 from devlint._lazy import lazy_import
 from devlint.analysis.values import ORIGIN_ATTRIBUTE
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_side, when_it_crashes
 from devlint.rules import _evidence as evidence
 from devlint.rules.base import FixSafety, Report, Rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.program import Program
 
 # bound lazily: a run served from the result cache never loads them (devlint/_lazy.py)
 _fixes = lazy_import("devlint.fix.repairs")
@@ -62,7 +67,7 @@ rule = Rule(
 
 
 @rule.check
-def plain_tensor_attributes(program):
+def plain_tensor_attributes(program: "Program") -> Iterator[Report]:
     for meet in program.meets:
         origin = meet.host.origin
         if origin is None or origin.category != ORIGIN_ATTRIBUTE or origin.node is None:

@@ -1,7 +1,12 @@
 """DEV001 unused-suppression: a `# noqa: DEV107` that silences nothing is itself reported."""
 
+from typing import TYPE_CHECKING
+
 from devlint.findings import Severity
 from devlint.rules.base import Rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.findings import Finding
 
 rule = Rule(
     code="DEV001",
@@ -34,7 +39,7 @@ rule = Rule(
 # DEV001 findings are produced by devlint.runner after suppression comments are applied.
 
 
-def finding(path: str, line: int, column: int, codes: tuple[str, ...]):
+def finding(path: str, line: int, column: int, codes: tuple[str, ...]) -> "Finding":
     """The DEV001 finding for a suppression comment at (line, column) that silenced nothing."""
     from devlint.findings import make_finding
 
