@@ -105,12 +105,12 @@ def normalise_statement(text: str) -> str:
         if not tokens:
             return " ".join(text.split())
     out: list[str] = []
-    for index, token in enumerate(tokens):
-        if token == "," and index + 1 < len(tokens) and tokens[index + 1] in _CLOSERS:
+    for index, piece in enumerate(tokens):
+        if piece == "," and index + 1 < len(tokens) and tokens[index + 1] in _CLOSERS:
             continue  # a trailing comma is layout
-        if out and _word(out[-1][-1:]) and _word(token):
+        if out and _word(out[-1][-1:]) and _word(piece):
             out.append(" ")
-        out.append(token)
+        out.append(piece)
     return "".join(out)
 
 

@@ -14,7 +14,7 @@ import bisect
 import json
 import os
 from functools import lru_cache
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # (public, but not in typeshed)
 from typing import Any
 
 __all__ = ["raw_position"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from devlint.config import CheckSettings
 from devlint.discover import DiscoveredFile
@@ -28,6 +28,8 @@ from devlint.source import SourceUnit, read_source, read_source_bytes
 from devlint.suppress import apply_suppressions
 
 if TYPE_CHECKING:  # pragma: no cover
+    from multiprocessing.context import BaseContext
+
     from devlint.cache import ResultCache
 
 __all__ = ["CheckSettings", "RunResult", "check_unit", "check_chunk", "default_jobs", "run_check",
@@ -115,7 +117,7 @@ def check_unit(unit: SourceUnit, settings: CheckSettings, *, depends: set[str] |
         findings = [read_error_finding(unit)]
     else:
         assert unit.text is not None
-        helpers: dict[str, frozenset[str]] = {}
+        helpers: dict[str, Any] = {}  # the helper settings engine.check_text takes, where set
         if settings.config.move_helpers:
             helpers["move_helpers"] = frozenset(settings.config.move_helpers)
         if settings.config.device_helpers:
@@ -187,7 +189,7 @@ def run_check(
     seen: dict[tuple, int] = {}
     total = len(files)
     for index, (file, unit, checked) in enumerate(_checked_files(files, settings, jobs, cache_root), start=1):
-        found = []
+        found: list[Finding] = []
         for finding in checked:
             key = (os.path.abspath(finding.path), finding.cell, finding.line, finding.column, finding.code)
             if key not in seen:
@@ -218,7 +220,7 @@ CHUNKS_PER_WORKER = 4
 def default_jobs() -> int:
     """The CPUs this process may run on (a container's or taskset's limit, not the machine's)."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))  # type: ignore[attr-defined]
+        return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
 
@@ -311,7 +313,7 @@ def _chunks(todo: list[int], units: list[SourceUnit], workers: int) -> list[list
     return chunks
 
 
-def _pool_context():  # type: ignore[no-untyped-def]
+def _pool_context() -> BaseContext:
     """fork where it is safe (Linux, no other thread yet: workers start with devlint loaded),
     else spawn; check_chunk works with either."""
     import multiprocessing
@@ -400,13 +402,13 @@ def _from_workers(files: Sequence[DiscoveredFile], units: list[SourceUnit], cont
             futures[number] = pool.submit(check_chunk, [(i, units[i]) for i in chunks[number]], settings)
         collected: set[int] = set()
         for index, file in enumerate(files):
-            number = chunk_of.get(index)
-            if number is not None and number not in collected:
-                collected.add(number)
-                for i, found, depends_list in futures[number].result():
+            chunk = chunk_of.get(index)
+            if chunk is not None and chunk not in collected:
+                collected.add(chunk)
+                for i, found, depends_list in futures[chunk].result():
                     done[i] = found
                     store(units[i], contents[i], found, depends_list)
-                futures[number] = None  # type: ignore[call-overload]  # let its result go
+                futures[chunk] = None  # let its result go
             yield file, units[index], done.pop(index)
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)

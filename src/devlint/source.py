@@ -131,8 +131,8 @@ def read_source_bytes(path: str | os.PathLike[str], display: str | None = None) 
 def decode_source(data: bytes, display: str, path: str | None = None) -> SourceUnit:
     """Decode Python source bytes the way the interpreter does (BOM, coding cookie, UTF-8)."""
     path = display if path is None else path
-    for bom, name in _WIDE_BOMS:
-        if data.startswith(bom):
+    for mark, name in _WIDE_BOMS:
+        if data.startswith(mark):
             return SourceUnit(display, path, error=f"encoded as {name} with a byte-order mark, which Python "
                               "cannot run: save it as UTF-8")
     too_large = size_problem(len(data))

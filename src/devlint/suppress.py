@@ -18,7 +18,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Literal
 
 from devlint.findings import Finding
 
@@ -68,7 +68,7 @@ class Suppressions:
         return None
 
 
-def _codes_in(comment: str) -> frozenset[str] | None | bool:
+def _codes_in(comment: str) -> frozenset[str] | None | Literal[False]:
     """What one comment silences: None (everything), a code set, or False (nothing)."""
     result: set[str] = set()
     bare = False

@@ -258,7 +258,7 @@ def map_location(program: "Program", call: cst.CSTNode, device: str) -> Fix | No
 def env_before_cuda(program: "Program", env_stmt: cst.CSTNode | None, init_stmt: cst.CSTNode | None) -> Fix | None:
     """DEV203: move a module-level `os.environ[...] = ...` line above the first CUDA call, when
     both are plain module-level statements and `os` is imported above that call."""
-    body = list(program.module.body)
+    body: list[cst.CSTNode] = list(program.module.body)
     if env_stmt not in body or init_stmt not in body or not isinstance(env_stmt, cst.SimpleStatementLine):
         return None
     init_line = program.position(init_stmt)[0]

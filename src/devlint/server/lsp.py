@@ -17,7 +17,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -272,7 +272,7 @@ class DevlintServer(LanguageServer):
         for uri in set(before.snapshot.cell_keys or ()) - set(cells) if before is not None else ():
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
-    def step_target(self, result: CheckResult):  # type: ignore[no-untyped-def]
+    def step_target(self, result: CheckResult) -> Callable[[str, int | None], tuple[str, Sequence[str] | None] | None]:
         """The URI and lines an evidence step of `result` points into: a cell of this notebook,
         this file, another open document, or a file on disk (lines unknown: code points)."""
         snapshot = result.snapshot
@@ -363,7 +363,8 @@ class DevlintServer(LanguageServer):
         return self.workspace_edit(result, change)
 
     def supports_resolving_edits(self) -> bool:
-        action = self.client_capabilities.text_document and self.client_capabilities.text_document.code_action
+        document = self.client_capabilities.text_document
+        action = document.code_action if document is not None else None
         support = action.resolve_support if action is not None else None
         return support is not None and "edit" in (support.properties or [])
 
@@ -395,7 +396,7 @@ def _path_of(uri: str) -> str | None:
     return to_fs_path(uri)
 
 
-def _kind_filter(only: Sequence[str] | None):  # type: ignore[no-untyped-def]
+def _kind_filter(only: Sequence[str] | None) -> Callable[[str], bool]:
     def wants(kind: str) -> bool:
         return only is None or any(kind == k or kind.startswith(f"{k}.") for k in only)
 
@@ -567,7 +568,8 @@ def build() -> DevlintServer:
                 under.append((finding, where))
         if not under:
             return None
-        hover_caps = ls.client_capabilities.text_document and ls.client_capabilities.text_document.hover
+        document = ls.client_capabilities.text_document
+        hover_caps = document.hover if document is not None else None
         formats = (hover_caps.content_format if hover_caps is not None else None) or [types.MarkupKind.Markdown]
         markdown = types.MarkupKind.Markdown in formats
         return types.Hover(

@@ -273,7 +273,8 @@ def _change(unit: SourceUnit, fixed: str) -> Change | None:
     if cells is None:  # a fix that crosses cells or touches a magic line: not offered
         return None
     assert unit.cells is not None
-    changed = {index: new for index, (old, new) in enumerate(zip(unit.cells, cells), start=1) if old != new}
+    changed: dict[int | None, str] = {index: new for index, (old, new) in enumerate(zip(unit.cells, cells), start=1)
+                                      if old != new}
     return changed or None
 
 

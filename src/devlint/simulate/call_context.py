@@ -227,7 +227,7 @@ _NEW_TENSOR = torch.Tensor.new_tensor
 _TENSOR_DATA_FUNCS = {torch.tensor, torch.as_tensor, torch.asarray}
 
 
-def _flat_tensors(values: Any) -> Iterator[_Tensor]:
+def _flat_tensors(values: Any) -> Iterator[torch.Tensor]:
     for v in values:
         if isinstance(v, _Tensor):
             yield v

@@ -188,7 +188,7 @@ def classify(exc: BaseException, user_locals: list[dict] | None = None) -> Cause
                             "was moved; build the optimizer after `model.to(device)`",
                         )
 
-    modules = []  # (frame index, module) innermost last
+    modules: list[tuple[int, Any]] = []  # (frame index, module) innermost last
     for i, frame in enumerate(frames):
         owner = frame.f_locals.get("self")
         if isinstance(owner, torch.nn.Module) and (not modules or modules[-1][1] is not owner):
@@ -215,7 +215,8 @@ def classify(exc: BaseException, user_locals: list[dict] | None = None) -> Cause
         origin = provenance.origin_of(t)
         if origin is None:
             continue
-        name = user_names.get(tags.storage_key(t)) or f"the CPU tensor (argument `{name}`)"
+        key = tags.storage_key(t)
+        name = (user_names.get(key) if key is not None else None) or f"the CPU tensor (argument `{name}`)"
         kind = origin[0]
         creator = origin[2] if len(origin) > 2 else None
         if kind == "batch":
@@ -316,8 +317,8 @@ def detect_phase(exc: BaseException, state: SimState, user_frames: list[Any]) ->
                 return phase
     frames = frames_of(exc.__traceback__)
     trained = bool(state.optimizer_steps or state.backward_calls)
-    modules = [f.f_locals.get("self") for f in frames]
-    modules = [m for m in modules if isinstance(m, torch.nn.Module)]
+    selves = [f.f_locals.get("self") for f in frames]
+    modules = [m for m in selves if isinstance(m, torch.nn.Module)]
     if any(not m.training for m in modules):
         return Phase.EVALUATION if trained else Phase.INFERENCE
     grad_enabled = getattr(exc, "grad_enabled", True)

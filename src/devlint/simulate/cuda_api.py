@@ -15,7 +15,7 @@ import sys
 import time
 import types
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator, Literal
 
 import torch
 
@@ -129,7 +129,7 @@ class _SimDevice:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> Literal[False]:
         return False
 
 
@@ -158,7 +158,7 @@ def _cuda_stubs() -> dict[str, Any]:
         return torch.zeros(16, dtype=torch.uint8)
 
     @contextlib.contextmanager
-    def stream(s: Any = None):  # type: ignore[no-untyped-def]
+    def stream(s: Any = None) -> Iterator[None]:
         yield
 
     return {

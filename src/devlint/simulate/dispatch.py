@@ -173,7 +173,7 @@ def _index_error(self_dev: str, involved: list) -> SimulatedDeviceError:
     )
 
 
-def _host_arg_error(name: str, t: _Tensor, dev: str) -> SimulatedDeviceError:
+def _host_arg_error(name: str, t: torch.Tensor, dev: str) -> SimulatedDeviceError:
     kind = {torch.int64: "Long", torch.int32: "Int"}.get(_dtype_of(t), str(_dtype_of(t)))
     return SimulatedDeviceError(
         f"'{name}' argument should be a 1D CPU int64 tensor, but got {_dim(t)}D {dev} {kind} tensor",
@@ -346,7 +346,7 @@ class DeviceCheckMode(TorchDispatchMode):
     def _check_foreach(self, func: Any, info: _OpInfo, args: tuple, kwargs: dict) -> str | None:
         """`_foreach_*` ops are checked position by position across their list arguments."""
         lists: list[tuple[str, Any]] = []
-        singles: list[tuple[str, str, _Tensor]] = []
+        singles: list[tuple[str, str, torch.Tensor]] = []
         for name, value in _tensor_args(info, args, kwargs):
             if isinstance(value, _Tensor):
                 singles.append((name, tags.device_of(value), value))

@@ -187,8 +187,8 @@ def _user_frames(exc: BaseException, is_user: _UserFiles) -> list[traceback.Fram
 def _location(frame: traceback.FrameSummary, script: str | None, script_as_given: str | None) -> Location:
     colno = getattr(frame, "colno", None)
     end_colno = getattr(frame, "end_colno", None)
-    end_lineno = getattr(frame, "end_lineno", None) or frame.lineno
     line = frame.lineno or 0
+    end_lineno = getattr(frame, "end_lineno", None) or line
     source = frame.line or ""
     if colno is None:
         stripped = len(source) - len(source.lstrip()) if source else 0
@@ -277,7 +277,7 @@ def run(
                     runpy.run_module(target, run_name="__main__", alter_sys=True)
                 else:
                     sys.argv = [target, *args]
-                    sys.path.insert(0, os.path.dirname(script_abs))
+                    sys.path.insert(0, user_roots[0])  # the script's folder
                     runpy.run_path(target, run_name="__main__")
             except StopSimulation as stop:
                 outcome.status = Status.LIMIT

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+from types import FrameType
 from typing import Any
 
 import torch
@@ -35,7 +36,7 @@ def creator_frame(direct: bool = False) -> tuple[str, int, str] | None:
     With `direct`, None unless that frame called into torch itself: a factory call inside
     `nn.Linear.__init__` is torch's business, not the user's.
     """
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
         if filename.startswith(_DEVLINT_DIR) or filename.startswith("<frozen"):
@@ -67,7 +68,7 @@ def origin_of(t: torch.Tensor) -> tuple | None:
         return None
 
 
-def set_moved_at(t: torch.Tensor, where: tuple[str, int] | None) -> None:
+def set_moved_at(t: torch.Tensor, where: tuple[str, int, str] | None) -> None:
     """Record the user line that copied `t` to the GPU (for errors about where GPU data went)."""
     if where is None:
         return
@@ -77,7 +78,7 @@ def set_moved_at(t: torch.Tensor, where: tuple[str, int] | None) -> None:
         pass
 
 
-def moved_at(t: torch.Tensor) -> tuple[str, int] | None:
+def moved_at(t: torch.Tensor) -> tuple[str, int, str] | None:
     try:
         return getattr(_untyped_storage(t), MOVED_ATTR, None)
     except Exception:

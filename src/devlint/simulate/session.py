@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -68,7 +68,7 @@ def _mark(obj: Any, origin: tuple, depth: int) -> None:
 def _factory_hooks() -> dict[Any, Any]:
     hooks: dict[Any, Any] = {}
 
-    def make(kind: str, name: str):  # type: ignore[no-untyped-def]
+    def make(kind: str, name: str) -> Callable[[torch.Tensor], None]:
         def record(out: torch.Tensor) -> None:
             if not tags.is_simulated(out):
                 where = provenance.creator_frame(direct=True)

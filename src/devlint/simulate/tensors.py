@@ -74,7 +74,7 @@ def _parse_to(*args: Any, **kwargs: Any) -> Any:
     return _orig_parse_to(*args, **kwargs)
 
 
-_OrigGenerator = torch.Generator
+_OrigGenerator: Any = torch.Generator  # (a class: Any because the type check does not follow torch)
 
 
 class _GeneratorMeta(type(_OrigGenerator)):  # type: ignore[misc]
@@ -95,7 +95,7 @@ class SimulatedGenerator(_OrigGenerator, metaclass=_GeneratorMeta):
         self._devlint_device = tags.normalize(device) if device is not None else tags.CPU
 
     @property
-    def device(self) -> torch.device:  # type: ignore[override]
+    def device(self) -> torch.device:
         return _device_obj(self._devlint_device)
 
 
