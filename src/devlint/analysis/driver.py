@@ -66,7 +66,6 @@ class Analysis:
         self.classes: dict[int, ClassInfo] = {}  # id(ClassDef) -> info
         self.analysed: set[int] = set()  # ids of FunctionDefs analysed in some context
         self.moved_classes: set[int] = set()  # ids of ClassDefs with an instance moved to a device
-        self.device_in_play = False
         self.default_device = False  # after torch.set_default_device(<a device>) in program order
         # normalised `if` tests computed from torch.cuda.is_available() (`use_cuda`): a device
         # chosen by one of them falls back to the CPU exactly when no GPU is there

@@ -77,8 +77,6 @@ def move_call(an: Analyzer, receiver: Value, method: str, node: cst.Call, args: 
             an.emit_site(node, frame, SiteKind.CUDA, "Tensor.to", receiver)
     non_blocking = any(a.keyword is not None and a.keyword.value == "non_blocking" and type(a.value) is cst.Name
                        and a.value.value == "True" for a in node.args)
-    if target.on_device:
-        an.device_in_play = True
     return move_value(an, node, receiver, target, method, frame, statement, non_blocking)
 
 
@@ -91,7 +89,6 @@ def _cuda_target(an: Analyzer, receiver: Value, node: cst.Call, args: Args, kwar
     ident = devices.indexed("cuda", known_int(index_value), index) if index else "cuda"
     if index_value is not None and index_value.kind is Kind.DEVICE and index_value.place.on_device:
         ident = index_value.place.ident  # .cuda(torch.device("cuda:1"))
-    an.device_in_play = True
     an.emit_site(node, frame, SiteKind.CUDA, "Tensor.cuda", receiver)
     return device_at(f"cuda:{index}" if index else "cuda", node, ident)
 

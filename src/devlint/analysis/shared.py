@@ -159,7 +159,6 @@ class Analyzer(Protocol):
     classes: dict[int, ClassInfo]
     analysed: set[int]  # ids of functions analysed in some context
     moved_classes: set[int]  # ids of classes with an instance moved to a device
-    device_in_play: bool
     default_device: bool  # after torch.set_default_device(<a device>), in program order
     availability_conds: set[str]
     # identity of a model quantised only when a flag holds (`load_in_8bit=load_in_8bit`) -> that flag

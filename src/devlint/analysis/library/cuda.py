@@ -78,7 +78,6 @@ def set_default_device(an: Analyzer, qualname: str, node: cst.Call, args: Args, 
                        frame: Frame) -> Value:
     target = device_arg(an, node, args, kwargs, positional=0)
     if target is not None and target.on_device:
-        an.device_in_play = True
         an.default_device = True
         an.emit_site(node, frame, SiteKind.DEFAULT_DEVICE, qualname, UNKNOWN)
     elif target is not None and target.on_host:
@@ -110,7 +109,6 @@ def place_of_device_value(an: Analyzer, value: Value, arg_node: cst.CSTNode | No
     text = code_of(arg_node) if arg_node is not None else "device"
     if value.kind is Kind.DEVICE or value.has(Fact.DEVICE_STR):
         if value.place.on_device:
-            an.device_in_play = True
             return replace(value.place, device=value.place.device if value.kind is Kind.STR else text,
                            node=arg_node or value.place.node)
         # `x.device` of a value we know nothing about: a device, but maybe the CPU one
@@ -120,7 +118,6 @@ def place_of_device_value(an: Analyzer, value: Value, arg_node: cst.CSTNode | No
     if value.kind is Kind.DTYPE:
         return None
     if value.kind is Kind.SCALAR:
-        an.device_in_play = True
         return device_at(f"cuda:{text}", arg_node, devices.indexed("cuda", known_int(value), text))
     if value.kind is Kind.NONE:
         # `device=None`: mostly a parameter's default meaning "follow the input"; not evidence
@@ -133,7 +130,6 @@ def place_of_device_value(an: Analyzer, value: Value, arg_node: cst.CSTNode | No
     if value.kind in (Kind.UNKNOWN, Kind.STR) and "dtype" not in text and "type" not in text.rsplit(".", 1)[-1]:
         if value.kind is Kind.STR and not value.has(Fact.DEVICE_STR):
             return None
-        an.device_in_play = True
         return device_at(text, arg_node, devices.opaque(text))
     return None
 

@@ -114,7 +114,6 @@ def _dispatched_place(an: Analyzer, node: cst.Call, kwargs: Kwargs) -> tuple[Pla
     if device_map is None or device_map.kind is Kind.NONE:
         if not quantized:
             return None
-        an.device_in_play = True
         return device_at("cuda", node), frozenset({Fact.DISPATCHED, Fact.QUANTIZED} | eight_bit)
     arg_node = next(a.value for a in node.args if a.keyword is not None and a.keyword.value == "device_map")
     text = string_value(arg_node)
@@ -133,7 +132,6 @@ def _dispatched_place(an: Analyzer, node: cst.Call, kwargs: Kwargs) -> tuple[Pla
             single = only.place if only.place.known else None
     if single is not None and single.on_host and not quantized:
         return HOST, frozenset()
-    an.device_in_play = True
     if single is not None and single.on_device and not quantized:
         return single, frozenset()  # one device: the same as `.to(device)`, no hooks
     facts = {Fact.DISPATCHED} | ({Fact.QUANTIZED} if quantized else set()) | eight_bit

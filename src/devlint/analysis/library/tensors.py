@@ -206,7 +206,5 @@ def _typed(an: Analyzer, qualname: str, place: Placement, node: cst.Call, args: 
            frame: Frame) -> Value:
     origin = Origin(ORIGIN_FACTORY, node, f"`{code_of(node.func)}(...)`")
     value = Value(Kind.TENSOR, place, origin)
-    if place.on_device:
-        an.device_in_play = True
     an.emit_site(node, frame, SiteKind.FACTORY, qualname, value, call_arguments(node, args, kwargs), code_of(node))
     return value
