@@ -124,9 +124,6 @@ class ProjectIndex:
         self._units[dotted] = unit
         return unit
 
-    def unit_for_path(self, path: Path) -> ModuleUnit | None:
-        return self._by_path.get(path.resolve())
-
     def _load(self, dotted: str, path: Path) -> ModuleUnit | None:
         resolved = path.resolve()
         if resolved in self._by_path:

@@ -37,10 +37,6 @@ class Context:
     handler: bool = False  # inside an `except` handler: it runs only after that exception
 
     @property
-    def in_loop(self) -> bool:
-        return bool(self.loops)
-
-    @property
     def in_data_loop(self) -> bool:
         return "data" in self.loops
 

@@ -32,20 +32,6 @@ def replace_node(program: "Program", node: cst.CSTNode, new: cst.CSTNode | str, 
     return Fix(description, safe, ((line, col, end_line, end_col, text),))
 
 
-def insert_text(program: "Program", node: cst.CSTNode, text: str, description: str, *, safe: bool) -> Fix:
-    """Insert `text` right before `node`."""
-    line, col, _, _ = program.position(node)
-    return Fix(description, safe, ((line, col, line, col, text),))
-
-
-def insert_line_after(program: "Program", statement: cst.CSTNode, line_text: str, description: str,
-                      *, safe: bool) -> Fix:
-    """Insert a statement line after `statement`, at its indentation (`line_text` without indent)."""
-    line, col, end_line, _ = program.position(statement)
-    indent = " " * (col - 1)
-    return Fix(description, safe, ((end_line + 1, 1, end_line + 1, 1, f"{indent}{line_text}\n"),))
-
-
 def insert_line_before(program: "Program", statement: cst.CSTNode, line_text: str, description: str,
                        *, safe: bool) -> Fix:
     line, col, _, _ = program.position(statement)

@@ -4,7 +4,7 @@ initialise CUDA. None of these decides a finding; the rules do."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from devlint.analysis import devices
 from devlint.analysis.events import Argument, Event, Move, Site, SiteKind
@@ -63,13 +63,6 @@ def literal_bool(argument: Argument | None) -> bool | None:
     if argument is None:
         return None
     return {"True": True, "False": False}.get(argument.text)
-
-
-def cuda_init_events(program: "Program") -> Iterator[Event]:
-    """Events that initialise CUDA when they run (the first one fixes the visible devices)."""
-    for event in program.events:
-        if is_cuda_init(event):
-            yield event
 
 
 def is_cuda_init(event: object) -> bool:
