@@ -1,6 +1,8 @@
 """One file in, findings out: parse, analyse, run the enabled rules.
 
-This is the unit of work a worker process runs; it takes and returns plain data.
+This is the unit of work a worker process runs; it takes and returns plain data. Under it,
+the process keeps parses, project indexes and the facts of parses for the next files of the
+run (docs/architecture.md, "State a process keeps").
 """
 
 from __future__ import annotations
