@@ -8,7 +8,7 @@ import libcst as cst
 
 from devlint.analysis import conditions
 from devlint.analysis.driver import Analysis
-from devlint.analysis.events import Context
+from devlint.analysis.events import Context, LoopKind
 from devlint.analysis.flow import fork, join_envs, run_loop
 from devlint.analysis.names import collect_imports
 from devlint.analysis.placement import join
@@ -84,7 +84,7 @@ class _Body:
 
     def __init__(self, then: Placement = CUDA) -> None:
         self.starts: list[dict[str, Value]] = []
-        self.loops: list[tuple[str, ...]] = []
+        self.loops: list[tuple[LoopKind, ...]] = []
         self.then = then
 
     def __call__(self, frame: Frame) -> None:
@@ -96,21 +96,21 @@ class _Body:
 def test_a_loop_body_runs_twice_from_the_entry_and_from_the_join() -> None:
     frame = _frame(x=tensor(HOST))
     body = _Body()
-    run_loop(frame, "data", body, LOOP)
+    run_loop(frame, LoopKind.DATA, body, LOOP)
     assert len(body.starts) == 2  # twice, not to a fixed point
     assert body.starts[0]["x"] == tensor(HOST)
     # the second pass starts where the first one and the entry meet: maybe moved, maybe not
     assert body.starts[1]["x"].place == UNKNOWN_PLACE
     # after the loop: the entry (no iteration) joined with the second pass
     assert frame.env["x"].place == UNKNOWN_PLACE
-    assert body.loops == [("data",), ("data",)]
+    assert body.loops == [(LoopKind.DATA,), (LoopKind.DATA,)]
     assert frame.ctx.loops == ()
 
 
 def test_a_loop_that_leaves_a_value_where_it_was_changes_nothing() -> None:
     frame = _frame(x=tensor(HOST))
     body = _Body(then=HOST)
-    run_loop(frame, "other", body, LOOP)
+    run_loop(frame, LoopKind.OTHER, body, LOOP)
     assert body.starts[1]["x"] == tensor(HOST)
     assert frame.env["x"] == tensor(HOST)
 
@@ -122,7 +122,7 @@ def test_a_loop_pass_knows_its_loop_and_collects_its_jumps() -> None:
     def body(f: Frame) -> None:
         seen.append((f.loop, f.jumps))
 
-    run_loop(frame, "other", body, LOOP)
+    run_loop(frame, LoopKind.OTHER, body, LOOP)
     assert [loop for loop, _ in seen] == [LOOP, LOOP]
     first, second = (jumps for _, jumps in seen)
     assert first is not None and second is not None and first is not second
@@ -141,7 +141,7 @@ def test_a_continue_state_joins_the_loop_head_under_an_earlier_iteration() -> No
         f.jumps.continues.append(({"x": tensor(CUDA)}, f.path | {skip}))
         # the path that goes on leaves x where it is
 
-    run_loop(frame, "data", body, LOOP)
+    run_loop(frame, LoopKind.DATA, body, LOOP)
     head = starts[1]
     assert head.place.where is Where.COND  # evidence, with the test that led there
     earlier = conditions.in_earlier_iteration(skip)
@@ -165,7 +165,7 @@ def test_break_states_join_after_the_else_block() -> None:
         order.append("else")
         assert f.env["x"] == tensor(HOST)  # a `break` skips the else block: its state is not here yet
 
-    run_loop(frame, "other", body, LOOP, after)
+    run_loop(frame, LoopKind.OTHER, body, LOOP, after)
     assert order == ["else"]
     # the break's state (under the test that led to it, now) joins the state after the loop,
     # whichever pass took it
@@ -178,5 +178,5 @@ def test_returns_of_both_passes_are_kept() -> None:
     def body(f: Frame) -> None:
         f.returns.append((None, tensor(CUDA)))
 
-    run_loop(frame, "other", body, LOOP)
+    run_loop(frame, LoopKind.OTHER, body, LOOP)
     assert frame.returns == [(None, tensor(CUDA)), (None, tensor(CUDA))]

@@ -22,12 +22,23 @@ if TYPE_CHECKING:  # pragma: no cover
     Node = cst.CSTNode
 
 
+class LoopKind(str, enum.Enum):
+    """What a loop iterates (analysis/statements.py decides it where the loop is run)."""
+
+    # a member equals its text and hashes like it, so a test written with the text still holds
+    __hash__ = str.__hash__
+
+    DATA = "data"  # a DataLoader, a dataset, batches: the steps of training or evaluation
+    EPOCH = "epoch"  # `for epoch in range(...)`
+    OTHER = "other"
+
+
 @dataclass(frozen=True)
 class Context:
     function: str = "<module>"  # "train", "Net.forward", "<module>"
     role: str = "module"  # module | function | method | forward | getitem | collate | init
     class_name: str = ""
-    loops: tuple[str, ...] = ()  # enclosing loop kinds, outermost first: data | epoch | other
+    loops: tuple[LoopKind, ...] = ()  # the enclosing loops, outermost first
     no_grad: bool = False
     guarded: bool = False  # inside `if torch.cuda.is_available():`
     default_device: bool = False  # under set_default_device / `with torch.device(...)`
@@ -38,7 +49,7 @@ class Context:
 
     @property
     def in_data_loop(self) -> bool:
-        return "data" in self.loops
+        return LoopKind.DATA in self.loops
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from devlint.analysis import conditions
 from devlint.analysis.conditions import Condition
-from devlint.analysis.events import Context
+from devlint.analysis.events import Context, LoopKind
 from devlint.analysis.placement import grown_list, join
 from devlint.analysis.shared import Frame, LoopJumps
 from devlint.analysis.values import Value
@@ -48,7 +48,7 @@ def join_envs(a: dict[str, Value], b: dict[str, Value],
     return out
 
 
-def run_loop(frame: Frame, kind: str, run_body: Callable[[Frame], None], loop_node: cst.CSTNode,
+def run_loop(frame: Frame, kind: LoopKind, run_body: Callable[[Frame], None], loop_node: cst.CSTNode,
              after: Callable[[Frame], None] | None = None) -> None:
     """Run a loop body twice: once from the entry state, once from the join of the entry state
     and the first pass; the loop's exit state is the join of the entry and the second pass.

@@ -13,7 +13,7 @@ from typing import Any, Callable
 import libcst as cst
 
 from devlint.analysis import conditions, devices
-from devlint.analysis.events import SiteKind
+from devlint.analysis.events import LoopKind, SiteKind
 from devlint.analysis.flow import fork, join_envs, run_loop
 from devlint.analysis.narrowing import body_literals, else_literals, narrow, test_literal
 from devlint.analysis.placement import alternatives, on_a_gpu
@@ -230,7 +230,8 @@ def exec_for(an: Analyzer, node: cst.For, frame: Frame) -> None:
         # `for x, y in dataset:` yields what the program's own __getitem__ returns, uncollated
         elem = an.dataset_item(iterable, node, frame, Origin(ORIGIN_BATCH, node.iter,
                                                              f"an item of `{code_of(node.iter)}`"))
-    kind = "data" if an.is_data_iter(iterable) else ("epoch" if "range" in code_of(node.iter)[:6] else "other")
+    kind = LoopKind.DATA if an.is_data_iter(iterable) \
+        else (LoopKind.EPOCH if "range" in code_of(node.iter)[:6] else LoopKind.OTHER)
     target = node.target
     keys = _mapping_keys(_keys_of(an, node.iter, iterable, frame)) if type(target) is cst.Name else ()
 
@@ -292,7 +293,7 @@ def exec_while(an: Analyzer, node: cst.While, frame: Frame) -> None:
     def body(f: Frame) -> None:
         an.exec_block(block(node.body), f)
 
-    run_loop(frame, "other", body, node, _else_block(an, node.orelse))
+    run_loop(frame, LoopKind.OTHER, body, node, _else_block(an, node.orelse))
 
 
 def _else_block(an: Analyzer, orelse: cst.Else | None) -> Callable[[Frame], None] | None:
