@@ -189,7 +189,8 @@ def call_super(an: Analyzer, name: str, node: cst.Call, args: Args, kwargs: Kwar
     return None
 
 
-def call_function(an: Analyzer, fn: cst.FunctionDef | cst.Lambda, args: Args, kwargs: Kwargs, node: cst.CSTNode, frame: Frame, *,
+def call_function(an: Analyzer, fn: cst.FunctionDef | cst.Lambda, args: Args, kwargs: Kwargs, node: cst.CSTNode,
+                  frame: Frame, *,
                   class_info: ClassInfo | None = None, is_method: bool = False, role: str = "",
                   want_self: bool = False, entry: bool = False) -> Value:
     """Run a function of the program (a def or a lambda) on abstract arguments; its effects on

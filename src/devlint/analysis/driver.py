@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from contextlib import AbstractContextManager
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import Callable, Iterable
 
 import libcst as cst
 
@@ -29,13 +29,10 @@ from devlint.analysis.library.dispatch import LibraryTable, call_library
 from devlint.analysis.module_facts import facts_of
 from devlint.analysis.names import ImportTable, collect_imports
 from devlint.analysis.recorder import Recorder
-from devlint.analysis.shared import ClassInfo, Frame, Scope
+from devlint.analysis.shared import ClassInfo, Frame, ProjectFile, ProjectFiles, Scope
 from devlint.analysis.syntax import count_lines
 from devlint.analysis.values import NONE_VALUE, UNKNOWN, Value
 from devlint.knowledge.signals import PLACES_DEVICES
-
-if TYPE_CHECKING:  # pragma: no cover
-    from devlint.analysis.shared import ProjectFile, ProjectFiles
 
 # Statements one file's analysis may interpret, calls into functions included. Past it, calls
 # return unknown values (silence) and the rest of the file is still walked once.

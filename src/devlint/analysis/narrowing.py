@@ -22,7 +22,17 @@ from devlint.analysis.conditions import Literal
 from devlint.analysis.names import canonical
 from devlint.analysis.shared import Analyzer, Frame
 from devlint.analysis.syntax import code_of, dotted, string_value
-from devlint.analysis.values import CONTAINERS, HOST, NOT_TENSORS, TENSORISH, UNKNOWN, UNKNOWN_PLACE, Kind, Placement, Value
+from devlint.analysis.values import (
+    CONTAINERS,
+    HOST,
+    NOT_TENSORS,
+    TENSORISH,
+    UNKNOWN,
+    UNKNOWN_PLACE,
+    Kind,
+    Placement,
+    Value,
+)
 from devlint.analysis.vocabulary import Fact
 from devlint.knowledge import torch as tk
 

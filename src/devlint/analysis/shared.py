@@ -217,7 +217,8 @@ class Analyzer(Protocol):
                    keyword: str = "device") -> Placement | None: ...
 
     # calls
-    def call_function(self, fn: "cst.FunctionDef | cst.Lambda", args: Args, kwargs: Kwargs, node: "cst.CSTNode", frame: Frame, *,
+    def call_function(self, fn: "cst.FunctionDef | cst.Lambda", args: Args, kwargs: Kwargs, node: "cst.CSTNode",
+                      frame: Frame, *,
                       class_info: ClassInfo | None = None, is_method: bool = False, role: str = "",
                       want_self: bool = False, entry: bool = False) -> Value: ...
     def call_value(self, callee: Value, node: "cst.Call", args: Args, kwargs: Kwargs, frame: Frame) -> Value: ...

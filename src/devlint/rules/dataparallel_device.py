@@ -157,7 +157,8 @@ def _story(site: Site, model: Value, place: Placement, target: str, when: str = 
     return moved + (evidence.at(site.node, "DataParallel expects it on `device_ids[0]` here"),)
 
 
-def _on_the_cpu(program: Program, site: Site, model: Value, place: Placement, where_text: str, moved: bool) -> Report | None:
+def _on_the_cpu(program: Program, site: Site, model: Value, place: Placement, where_text: str,
+                moved: bool) -> Report | None:
     """The model is moved to the CPU on a path the user chooses (`--force_cpu`) while
     DataParallel is given GPUs: on a machine with CUDA, DataParallel keeps to its devices and
     the first forward finds the parameters on the CPU. A CPU that is only the fallback of a
