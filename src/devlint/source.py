@@ -13,6 +13,7 @@ map from each line of that text back to (code cell, line in cell) for reporting.
 
 from __future__ import annotations
 
+import codecs
 import io
 import json
 import os
@@ -153,14 +154,18 @@ def decode_source(data: bytes, display: str, path: str | None = None) -> SourceU
         else:
             return SourceUnit(display, path, error=f"cannot decode: {exc.msg}", error_line=exc.lineno)
     bom = encoding == "utf-8-sig"
+    # the utf-8-sig codec counts error offsets after the BOM: decode what follows it as UTF-8,
+    # so that the offset (and so the byte and line named) is one of `data`
+    skip = len(codecs.BOM_UTF8) if bom and data.startswith(codecs.BOM_UTF8) else 0
     try:
-        text = data.decode(encoding)
+        text = data[skip:].decode("utf-8") if skip else data.decode(encoding)
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
+        start = exc.start + skip
+        line = data.count(b"\n", 0, start) + 1
         return SourceUnit(
             display,
             path,
-            error=f"cannot decode as {encoding}: invalid byte {data[exc.start:exc.start + 1]!r} on line {line}",
+            error=f"cannot decode as {encoding}: invalid byte {data[start:start + 1]!r} on line {line}",
             error_line=line,
             encoding=encoding,
         )
