@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from devlint import __version__
 from devlint.atomic import write_atomically
 from devlint.findings import Confidence, Evidence, Finding, Fix, Phase, Severity
+from devlint.regular import digest
 
 if TYPE_CHECKING:  # pragma: no cover
     from devlint.config import CheckSettings, Config
@@ -49,9 +50,6 @@ _ENTRIES = f"v{FORMAT}"
 _ROOT_MARKERS = (".git", ".hg", "pyproject.toml", "setup.py", "setup.cfg", "devlint.toml")
 
 
-def digest(data: bytes) -> str:
-    """Content digest of a file's bytes (fast, and collisions are not a practical concern)."""
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 # --- findings <-> JSON ----------------------------------------------------------------------
@@ -276,17 +274,19 @@ class ResultCache:
 
     def put(self, path: str, display: str, content: str, findings: Iterable[Finding],
             depends: Iterable[str]) -> None:
-        """Record findings; `depends` are the other files (real paths) the check read."""
+        """Record findings; `depends` are the other files (real paths) the check read, each
+        followed by a NUL and the digest of the bytes read when the reader knew it."""
         if not self._writable:
             return
         own = os.path.realpath(path)
         deps: dict[str, str] = {}
         for dep in depends:
+            dep, _, read = dep.partition("\0")  # "path\0digest": the digest of the bytes analysed
             if dep == own:
                 continue
-            value = self.file_digest(dep)
-            if value is None:
-                return  # a file it read is gone already: do not record a result that cannot be validated
+            value = read or self.file_digest(dep)
+            if not value or deps.get(dep, value) != value:
+                return  # gone already, or read twice with different contents: cannot be validated
             deps[dep] = value
         try:
             text = json.dumps({"format": FORMAT, "digest": content, "depends": deps,

@@ -63,7 +63,7 @@ def analyse(module: cst.Module, path: str, *, package: str = "",
             project: ProjectIndex | None = None, source: str | None = None,
             depends: set[str] | None = None, library_mode: bool = True) -> Program:
     """Run the placement analysis over one parsed file; `depends`, when given, receives the real
-    paths of the other project files the analysis read."""
+    paths of the other project files the analysis read (with the digest of what was read)."""
     if project is not None and path and not package:
         try:
             package = project.module_name(Path(path))[1]
@@ -80,7 +80,10 @@ def analyse(module: cst.Module, path: str, *, package: str = "",
     finally:
         sys.setrecursionlimit(limit)
     if depends is not None:
-        depends.update(str(unit.path) for unit in analysis.reached.values())
+        # "path\0digest" when the bytes the analysis read are known (devlint.cache records that
+        # digest, not the file's digest at the end of the run: the file may be edited meanwhile)
+        depends.update(str(unit.path) if unit.digest is None else f"{unit.path}\0{unit.digest}"
+                       for unit in analysis.reached.values())
     return Program(path, module, analysis.events,
                    {display: unit.module for display, unit in analysis.reached.items()},
                    frozenset(analysis.availability_conds))

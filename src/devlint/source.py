@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Sequence
 
 from devlint.limits import MAX_SOURCE_BYTES, size_problem
+from devlint.regular import NotRegularFile, TooLarge, read_regular
 
 __all__ = ["SourceUnit", "read_source", "decode_source", "decode_notebook", "join_cells", "split_lines",
            "is_source_path"]
@@ -110,12 +111,12 @@ def read_source_bytes(path: str | os.PathLike[str], display: str | None = None) 
     fs_path = os.fspath(path)
     limit = MAX_NOTEBOOK_BYTES if fs_path.endswith(NOTEBOOK_SUFFIX) else MAX_SOURCE_BYTES
     try:
-        with open(fs_path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size > limit:  # not even read: a 5 GB "script" must not exhaust memory
-                return SourceUnit(display, fs_path, error=size_problem(size) if limit == MAX_SOURCE_BYTES
-                                  else f"notebook too large to read ({size / 1_000_000:.0f} MB)"), None
-            data = handle.read()
+        data = read_regular(fs_path, limit)  # a FIFO or /dev/zero is refused, not waited for
+    except TooLarge as exc:  # not even read: a 5 GB "script" must not exhaust memory
+        return SourceUnit(display, fs_path, error=size_problem(exc.size) if limit == MAX_SOURCE_BYTES
+                          else f"notebook too large to read ({exc.size / 1_000_000:.0f} MB)"), None
+    except NotRegularFile:
+        return SourceUnit(display, fs_path, error="not a regular file (a pipe, a device or a socket)"), None
     except IsADirectoryError:
         return SourceUnit(display, fs_path, error="is a directory, not a file"), None
     except FileNotFoundError:
@@ -195,7 +196,9 @@ def decode_notebook(data: bytes, display: str, path: str | None = None) -> Sourc
     """Join a notebook's code cells into one Python text, with a line map back to the cells."""
     path = display if path is None else path
     try:
-        document = json.loads(data.decode("utf-8-sig"))
+        # an integer of more than 4,300 digits (a notebook's output, metadata) is beyond int()'s
+        # limit: kept as its text, the code cells are still read
+        document = json.loads(data.decode("utf-8-sig"), parse_int=_json_int)
     except UnicodeDecodeError as exc:
         return SourceUnit(display, path, error=f"notebook is not valid UTF-8: {exc.reason}")
     except json.JSONDecodeError as exc:
@@ -219,6 +222,13 @@ def decode_notebook(data: bytes, display: str, path: str | None = None) -> Sourc
             source = "".join(part for part in source if isinstance(part, str))
         sources.append(source if isinstance(source, str) else "")
     return join_cells(sources, display, path)
+
+
+def _json_int(digits: str) -> int | str:
+    try:
+        return int(digits)
+    except ValueError:
+        return digits
 
 
 def join_cells(sources: Sequence[str], display: str, path: str | None = None) -> SourceUnit:
