@@ -232,18 +232,58 @@ def test_nesting_limit_sees_operators_and_keywords_between_skipped_tokens(chain:
 
 
 def test_symlink_loop_in_a_folder(project, invoke) -> None:
+    """Links that lead nowhere are reported when their name is a Python file's, as when named
+    on the command line (issue 31: skipped silently inside a folder)."""
     (project.root / "pkg").mkdir()
     os.symlink("..", project.root / "pkg" / "up")
-    os.symlink("self", project.root / "pkg" / "self")  # a link to itself
+    os.symlink("self", project.root / "pkg" / "self")  # a link to itself, not a Python name
     os.symlink("missing.py", project.root / "pkg" / "dangling.py")  # a link to nothing
+    os.symlink("loop_b.py", project.root / "pkg" / "loop_a.py")  # a loop
+    os.symlink("loop_a.py", project.root / "pkg" / "loop_b.py")
     project.write("pkg/inner.py", GOOD)
     project.write("good.py", GOOD)
     outcome = invoke("check", "--format", "json", "--no-cache", ".")
     found = _findings(outcome)
     assert _of(found, "good.py") == [("DEV107", 5)]
     assert _of(found, os.path.join("pkg", "inner.py")) == [("DEV107", 5)]
-    assert json.loads(outcome.stdout)["files_checked"] == 2
+    assert "dangling" in _message(found, os.path.join("pkg", "dangling.py"))
+    for loop in ("loop_a.py", "loop_b.py"):
+        assert "symbolic links" in _message(found, os.path.join("pkg", loop))
+    assert json.loads(outcome.stdout)["files_checked"] == 5
     assert outcome.exit_code == 1
+
+
+def test_a_folder_that_cannot_be_searched(project, invoke, monkeypatch) -> None:
+    """Its names can be listed but nothing in it examined (read permission without execute):
+    the configuration lookup once ended the run with exit 3 (PermissionError on its
+    devlint.toml); every file in it is a DEV000 naming why."""
+    import pathlib
+
+    project.write("locked/inner.py", GOOD)
+    project.write("good.py", GOOD)
+    locked = os.path.realpath(project.root / "locked")
+    real_is_file, real_open = pathlib.Path.is_file, builtins.open
+
+    def inside(path) -> bool:
+        return os.path.dirname(os.path.realpath(os.fsdecode(path))) == locked
+
+    def is_file(self):
+        if inside(self):
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_is_file(self)
+
+    def guarded_open(file, *args, **kwargs):
+        if isinstance(file, (str, bytes, os.PathLike)) and inside(file):
+            raise PermissionError(13, "Permission denied", os.fsdecode(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(pathlib.Path, "is_file", is_file)
+    monkeypatch.setattr(builtins, "open", guarded_open)
+    for target in (".", os.path.join("locked", "inner.py")):
+        outcome = invoke("check", "--format", "json", "--no-cache", target)
+        found = _findings(outcome)
+        assert "permission denied" in _message(found, os.path.join("locked", "inner.py"))
+        assert outcome.exit_code == 1
 
 
 def test_folder_named_like_a_python_file(project, invoke) -> None:

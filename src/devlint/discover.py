@@ -126,6 +126,15 @@ def _is_virtualenv(abs_dir: str) -> bool:
     return os.path.isfile(os.path.join(abs_dir, "pyvenv.cfg"))
 
 
+def _resolves(path: str) -> bool:
+    """Whether `path` (a link, often) leads to something that exists."""
+    try:
+        os.stat(path)
+    except OSError:
+        return False
+    return True
+
+
 def _join_display(base: str, rel: str) -> str:
     return os.path.normpath(os.path.join(base, rel))
 
@@ -215,9 +224,11 @@ def _walk(display_root, abs_root, base_layers, respect_gitignore, excluded, add,
             abs_path = os.path.join(abs_dir, entry.name)
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
-                is_file = entry.is_file(follow_symlinks=True)
+                # a link that leads nowhere (dangling, a loop) or a file that cannot be examined:
+                # a *.py name is still checked, so that reading it reports why (DEV000)
+                is_file = entry.is_file(follow_symlinks=True) or (not is_dir and not _resolves(abs_path))
             except OSError:
-                continue
+                is_dir, is_file = False, True
             if is_dir:
                 if entry.name in SKIPPED_DIR_NAMES or _is_virtualenv(abs_path):
                     continue

@@ -120,6 +120,8 @@ def read_source_bytes(path: str | os.PathLike[str], display: str | None = None) 
     except IsADirectoryError:
         return SourceUnit(display, fs_path, error="is a directory, not a file"), None
     except FileNotFoundError:
+        if os.path.islink(fs_path):
+            return SourceUnit(display, fs_path, error="a symbolic link to nothing (dangling)"), None
         return SourceUnit(display, fs_path, error="file not found"), None
     except PermissionError:
         return SourceUnit(display, fs_path, error="permission denied"), None
