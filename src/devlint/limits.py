@@ -20,6 +20,8 @@ finding that says which limit it passed, and every other file of the run is stil
   is generated.
 * `MAX_STATEMENT_ITEMS`: the operators, commas and brackets of one statement. A statement of
   more than that is a data table (a literal list of numbers), not code that places devices.
+  `MAX_FILE_ITEMS` bounds the same count over a whole file, and `MAX_DATA_ITEMS` the elements
+  of literals (tables split over many statements).
 
 These are devlint's limits, not Python's: the engine asks CPython first (devlint.validity),
 so a file that is not Python at all is reported with CPython's own message and position.
@@ -30,7 +32,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["MAX_SOURCE_BYTES", "MAX_BRACKET_DEPTH", "MAX_EXPRESSION_DEPTH", "MAX_STATEMENT_DEPTH",
-           "MAX_STATEMENT_ITEMS", "size_problem", "nesting_problem"]
+           "MAX_STATEMENT_ITEMS", "MAX_FILE_ITEMS", "MAX_DATA_ITEMS", "size_problem", "nesting_problem"]
 
 MAX_SOURCE_BYTES = 2_000_000  # as project.MAX_PROJECT_FILE_BYTES, for files imported by a check
 MAX_BRACKET_DEPTH = 200  # CPython's tokenizer limit (MAXLEVEL)
@@ -42,6 +44,12 @@ MAX_STATEMENT_DEPTH = 500
 # operators, commas and brackets in one statement: a data table (a list of 50,000 numbers),
 # whose tree takes seconds and hundreds of megabytes and where no device is ever placed
 MAX_STATEMENT_ITEMS = 50_000
+# the same counted over a file: code has about 80,000 a megabyte (so a 2 MB file of code passes),
+# a file of data literals three times as many
+MAX_FILE_ITEMS = 250_000
+# commas right after a number or a string, over a file: the elements of data literals (code has a
+# few thousand; each costs libcst and the analysis about a tenth of a millisecond and 4 KB)
+MAX_DATA_ITEMS = 100_000
 
 _STRING = r"""[rRbBuUfF]{0,2}(?:\"\"\"(?:\\[\s\S]|[^\\])*?\"\"\"|'''(?:\\[\s\S]|[^\\])*?'''
     |"(?:\\[\s\S]|[^"\\\r\n])*"|'(?:\\[\s\S]|[^'\\\r\n])*')"""
@@ -100,9 +108,16 @@ def nesting_problem(text: str) -> tuple[str, int] | None:
     blocks = _Blocks()
     items = 0  # tokens seen in the current statement
     statement_start = 0
+    total = 0  # tokens seen in the file
+    data = 0  # commas right after a number or a string
     for match in _TOKEN.finditer(text):
         kind = match.lastgroup
         items += 1
+        total += 1
+        if total > MAX_FILE_ITEMS:
+            return (f"the file holds more than {MAX_FILE_ITEMS:,} operators, commas and brackets (data "
+                    f"tables, not code that places devices), more than devlint analyses",
+                    _line_of(text, match.start()))
         if items > MAX_STATEMENT_ITEMS:
             return (f"one statement holds more than {MAX_STATEMENT_ITEMS:,} operators, commas and brackets "
                     f"(a data table, not code that places devices), more than devlint analyses",
@@ -130,6 +145,12 @@ def nesting_problem(text: str) -> tuple[str, int] | None:
                 return (f"an expression nests more than {MAX_EXPRESSION_DEPTH} levels deep, deeper than "
                         f"devlint parses", _line_of(text, match.start(kind)))
         elif kind == "sep" or (kind == "nl" and not saved):
+            if kind == "sep" and match.start(kind) and text[match.start(kind) - 1] in _DATA_END:
+                data += 1
+                if data > MAX_DATA_ITEMS:
+                    return (f"the file's literals hold more than {MAX_DATA_ITEMS:,} elements (data tables, not "
+                            f"code that places devices), more than devlint analyses",
+                            _line_of(text, statement_start))
             done, ops = max(done, ops), 0
             if not saved:
                 done = 0  # a new statement
@@ -143,6 +164,7 @@ def nesting_problem(text: str) -> tuple[str, int] | None:
     return None
 
 
+_DATA_END = frozenset("0123456789'\"")  # the last character of a number or a string literal
 _LINE_START = re.compile(r"([ \t\f]*)(elif\b|else\b|[^\s#\\])?")
 
 
