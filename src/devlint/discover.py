@@ -11,6 +11,7 @@ cannot hang the walk. The result is sorted, so two runs on the same tree report 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
@@ -126,13 +127,12 @@ def _is_virtualenv(abs_dir: str) -> bool:
     return os.path.isfile(os.path.join(abs_dir, "pyvenv.cfg"))
 
 
-def _resolves(path: str) -> bool:
-    """Whether `path` (a link, often) leads to something that exists."""
+def _is_folder(path: str) -> bool:
+    """Whether `path` leads to a folder (False when it leads nowhere)."""
     try:
-        os.stat(path)
+        return stat.S_ISDIR(os.stat(path).st_mode)
     except OSError:
         return False
-    return True
 
 
 def _join_display(base: str, rel: str) -> str:
@@ -224,9 +224,10 @@ def _walk(display_root, abs_root, base_layers, respect_gitignore, excluded, add,
             abs_path = os.path.join(abs_dir, entry.name)
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
-                # a link that leads nowhere (dangling, a loop) or a file that cannot be examined:
-                # a *.py name is still checked, so that reading it reports why (DEV000)
-                is_file = entry.is_file(follow_symlinks=True) or (not is_dir and not _resolves(abs_path))
+                # a link that leads nowhere (dangling, a loop), a FIFO or a device, a file that
+                # cannot be examined: a *.py name is still checked, so that reading it reports
+                # why (DEV000); only a folder (a linked one is not walked) is not a file
+                is_file = entry.is_file(follow_symlinks=True) or (not is_dir and not _is_folder(abs_path))
             except OSError:
                 is_dir, is_file = False, True
             if is_dir:
