@@ -99,3 +99,15 @@ def test_a_bom_file_names_the_undecodable_byte_and_its_line(project, invoke) -> 
     found = json.loads(outcome.stdout)["findings"]
     assert [(f["code"], f["line"]) for f in found] == [("DEV000", 3)]
     assert "b'\\xff'" in found[0]["message"] and "line 3" in found[0]["message"]
+
+
+@pytest.mark.parametrize("data", [
+    b'"""a docstring with a bad byte \xef\nover two lines"""\nimport torch\n',  # CPython: the string's last line
+    b"import torch\ndef f(:\n    pass\nx = '\xff'\n",  # a syntax error before the bad byte comes first
+])
+def test_an_undecodable_file_is_reported_where_python_reports_it(project, invoke, data: bytes) -> None:
+    project.write("bad.py", data)
+    error = _compile_error(data)
+    outcome = invoke("check", "--format", "json", "--no-cache", "bad.py")
+    found = json.loads(outcome.stdout)["findings"]
+    assert [(f["code"], f["line"]) for f in found] == [("DEV000", error.lineno)]

@@ -25,6 +25,7 @@ from typing import Sequence
 
 from devlint.limits import MAX_SOURCE_BYTES, size_problem
 from devlint.regular import NotRegularFile, TooLarge, read_regular
+from devlint.validity import syntax_problem
 
 __all__ = ["SourceUnit", "read_source", "decode_source", "decode_notebook", "join_cells", "split_lines",
            "is_source_path"]
@@ -165,11 +166,20 @@ def decode_source(data: bytes, display: str, path: str | None = None) -> SourceU
     except UnicodeDecodeError as exc:
         start = exc.start + skip
         line = data.count(b"\n", 0, start) + 1
+        # CPython decodes as it reads: a syntax error before the bad byte is what it reports,
+        # and a bad byte inside a string spanning lines is reported on the string's last line
+        python_says = syntax_problem(data, path)
+        if python_says is not None and python_says.line != line:
+            if "(unicode error)" not in python_says.message:
+                return SourceUnit(display, path, error=f"{python_says.message} (line {python_says.line}; an "
+                                  f"undecodable byte follows on line {line})", error_line=python_says.line,
+                                  encoding=encoding)
+        reported = line if python_says is None else python_says.line
         return SourceUnit(
             display,
             path,
             error=f"cannot decode as {encoding}: invalid byte {data[start:start + 1]!r} on line {line}",
-            error_line=line,
+            error_line=reported,
             encoding=encoding,
         )
     except LookupError:  # pragma: no cover - detect_encoding already checks the codec exists

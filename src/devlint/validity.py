@@ -44,8 +44,9 @@ class SyntaxProblem:
     column: int = 1
 
 
-def syntax_problem(text: str, path: str = "<unknown>") -> SyntaxProblem | None:
-    """Why CPython refuses to compile `text`, or None when it compiles."""
+def syntax_problem(text: str | bytes, path: str = "<unknown>") -> SyntaxProblem | None:
+    """Why CPython refuses to compile `text` (bytes are decoded as the interpreter decodes a
+    file: BOM, coding cookie, UTF-8), or None when it compiles."""
     limit = sys.getrecursionlimit()
     depth = _stack_depth()
     try:
@@ -69,8 +70,10 @@ def syntax_problem(text: str, path: str = "<unknown>") -> SyntaxProblem | None:
     return None
 
 
-def _explained(exc: SyntaxError, text: str) -> str:
+def _explained(exc: SyntaxError, text: str | bytes) -> str:
     message = exc.msg
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
     if "Missing parentheses in call to 'print'" in message or "Missing parentheses in call to 'exec'" in message \
             or (_PYTHON2.search(text) and "must be parenthesized" in message):
         message += "; this is Python 2 code, devlint reads Python 3"
