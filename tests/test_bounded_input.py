@@ -48,6 +48,14 @@ def test_a_fifo_is_not_read(tmp_path: Path) -> None:
         assert [f["code"] for f in found["good.py"]] == ["DEV107"]
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_named_gitignore_is_not_read(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / ".gitignore")
+    (tmp_path / "good.py").write_text(GOOD)
+    found = _by_path(_devlint(tmp_path, ".", timeout=60))
+    assert [f["code"] for f in found["good.py"]] == ["DEV107"]
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
 def test_dev_zero_is_not_read(tmp_path: Path) -> None:
     """Once read until MemoryError."""

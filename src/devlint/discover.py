@@ -15,6 +15,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
+from devlint.regular import read_regular
 from devlint.source import is_source_path
 
 if TYPE_CHECKING:  # pathspec is imported where a folder is walked: checking one file needs none of it
@@ -65,11 +66,14 @@ class _IgnoreLayer:
     spec: pathspec.GitIgnoreSpec
 
 
+MAX_GITIGNORE_BYTES = 10_000_000
+
+
 def _read_gitignore(folder: str) -> _IgnoreLayer | None:
     gitignore = os.path.join(folder, ".gitignore")
     try:
-        with open(gitignore, encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().splitlines()
+        # a FIFO or a device named .gitignore is not waited on, nor read without end
+        lines = read_regular(gitignore, MAX_GITIGNORE_BYTES).decode("utf-8", "replace").splitlines()
     except OSError:
         return None
     import pathspec

@@ -139,17 +139,20 @@ def check_text(
         program = analyse(parsed, path, move_helpers=move_helpers, device_helpers=device_helpers,
                           project=project, source=text, depends=depends, library_mode=library_mode)
     except RecursionError:
-        return [parse_error(path, "the file is nested too deeply to analyse (nothing in it was checked)")]
+        return [parse_error(path, _TOO_DEEP)]
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 10000))
     try:
         findings = _run_rules(rules, program)
     except RecursionError:
-        return [parse_error(path, "the file is nested too deeply to analyse (nothing in it was checked)")]
+        return [parse_error(path, _TOO_DEEP)]
     finally:
         sys.setrecursionlimit(limit)
     findings.sort(key=lambda f: (f.line, f.column, f.code))
     return findings
+
+
+_TOO_DEEP = "cannot check this file: it nests deeper than devlint analyses (nothing in it was checked)"
 
 
 def _run_rules(rules: list, program: Program) -> list[Finding]:
