@@ -111,3 +111,21 @@ def test_an_undecodable_file_is_reported_where_python_reports_it(project, invoke
     outcome = invoke("check", "--format", "json", "--no-cache", "bad.py")
     found = json.loads(outcome.stdout)["findings"]
     assert [(f["code"], f["line"]) for f in found] == [("DEV000", error.lineno)]
+
+
+def test_a_bad_byte_where_python_does_not_decode_is_no_dev000(project, invoke) -> None:
+    """CPython 3.11 does not decode comments: a file with a stray byte in one runs, so it is
+    analysed (the byte read as U+FFFD) and, since its text is not its bytes, never fixed."""
+    data = b"import torch\n# caf\xe9\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n" \
+           b"x = torch.zeros(3)\nx.to(device)\n"
+    project.write("stray.py", data)
+    outcome = invoke("check", "--format", "json", "--no-cache", "stray.py")
+    found = [(f["code"], f["line"]) for f in json.loads(outcome.stdout)["findings"]]
+    try:
+        compile(data, "stray.py", "exec", dont_inherit=True)
+    except SyntaxError as exc:  # an interpreter that does decode comments
+        assert found == [("DEV000", exc.lineno)]
+        return
+    assert found == [("DEV107", 5)]
+    invoke("check", "--fix", "--no-cache", "stray.py")
+    assert (project.root / "stray.py").read_bytes() == data

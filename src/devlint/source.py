@@ -75,6 +75,9 @@ class SourceUnit:
     newline: str = "\n"
     cell_map: tuple[tuple[int, int], ...] | None = None
     cells: tuple[str, ...] | None = None  # original source of each code cell (notebooks)
+    # bytes that are not valid in the encoding where CPython does not decode them (a comment):
+    # the text holds U+FFFD for them, so it is analysed but never written back (the fixer skips it)
+    lossy: bool = False
 
     @property
     def ok(self) -> bool:
@@ -169,6 +172,8 @@ def decode_source(data: bytes, display: str, path: str | None = None) -> SourceU
         # CPython decodes as it reads: a syntax error before the bad byte is what it reports,
         # and a bad byte inside a string spanning lines is reported on the string's last line
         python_says = syntax_problem(data, path)
+        if python_says is None:  # the interpreter runs it (3.11 does not decode comments)
+            return _lossy(data, skip, encoding, display, path)
         if python_says is not None and python_says.line != line:
             if "(unicode error)" not in python_says.message:
                 return SourceUnit(display, path, error=f"{python_says.message} (line {python_says.line}; an "
@@ -194,6 +199,14 @@ def decode_source(data: bytes, display: str, path: str | None = None) -> SourceU
         bom=bom,
         newline=_newline_style(text),
     )
+
+
+def _lossy(data: bytes, skip: int, encoding: str, display: str, path: str) -> SourceUnit:
+    """A file CPython compiles although some of its bytes do not decode (in a comment): each
+    such byte is U+FFFD in the text, which keeps every line and column where it was."""
+    text = data[skip:].decode("utf-8" if skip else encoding, "replace")
+    return SourceUnit(display, path, text=text, encoding="utf-8" if skip else encoding, bom=bool(skip),
+                      newline=_newline_style(text), lossy=True)
 
 
 def _newline_style(text: str) -> str:
