@@ -170,6 +170,15 @@ DEEP = {
 }
 
 
+def _isolated_devlint() -> list[str]:
+    """`devlint` in an isolated interpreter (-I), running the devlint under test (this session's
+    import of it, not whatever -I alone would find)."""
+    import devlint
+
+    src = str(Path(devlint.__file__).resolve().parent.parent)
+    return [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {src!r}); from devlint.cli import main; main()"]
+
+
 def test_expressions_nested_deeper_than_the_recursion_limit(tmp_path: Path) -> None:
     """Once a segmentation fault of the whole run (libcst's parser overflowed its stack)."""
     for name, text in DEEP.items():
@@ -178,7 +187,7 @@ def test_expressions_nested_deeper_than_the_recursion_limit(tmp_path: Path) -> N
     # also reached through an import: the project index parses imported files too
     (tmp_path / "train.py").write_text("import torch\nfrom unary import x\ny = torch.zeros(1).to('cuda') + x\n")
     proc = subprocess.run(
-        [sys.executable, "-I", "-m", "devlint", "check", "--format", "json", "--no-cache", "-j", "1", "."],
+        [*_isolated_devlint(), "check", "--format", "json", "--no-cache", "-j", "1", "."],
         cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 1, proc.stderr[-2000:]
     found = json.loads(proc.stdout)["findings"]
@@ -186,7 +195,7 @@ def test_expressions_nested_deeper_than_the_recursion_limit(tmp_path: Path) -> N
         message = _message(found, name)
         assert "nest" in message, message
     for name in ("parens.py", "lists.py", "calls.py", "dicts.py"):
-        assert "200 levels" in _message(found, name)  # CPython's own limit, named as such
+        assert "too many nested parentheses" in _message(found, name)  # CPython's own words
     assert (GOOD_FINDING[1], GOOD_FINDING[2]) in _of(found, "good.py")
     assert _of(found, "train.py"), "the importer of a too-deep module is still checked"
 
@@ -204,7 +213,7 @@ def test_nesting_limit_counts_tokens_not_characters_in_strings() -> None:
     assert limits.nesting_problem("x = '" + "(" * 5000 + "'\n") is None
     assert limits.nesting_problem('x = """\\\n' + "[" * 5000 + '"""\n') is None
     assert limits.nesting_problem("# " + "(" * 5000 + "\n") is None
-    flat = "x = [" + ", ".join(f"a.b + {i}" for i in range(20_000)) + "]\n"  # long, but flat
+    flat = "x = [" + ", ".join(f"a.b + {i}" for i in range(10_000)) + "]\n"  # long, but flat
     assert limits.nesting_problem(flat) is None
     many = "".join(f"y{i} = a.b.c + d * e - f\n" for i in range(5000))  # many statements
     assert limits.nesting_problem(many) is None
@@ -223,18 +232,58 @@ def test_nesting_limit_sees_operators_and_keywords_between_skipped_tokens(chain:
 
 
 def test_symlink_loop_in_a_folder(project, invoke) -> None:
+    """Links that lead nowhere are reported when their name is a Python file's, as when named
+    on the command line (issue 31: skipped silently inside a folder)."""
     (project.root / "pkg").mkdir()
     os.symlink("..", project.root / "pkg" / "up")
-    os.symlink("self", project.root / "pkg" / "self")  # a link to itself
+    os.symlink("self", project.root / "pkg" / "self")  # a link to itself, not a Python name
     os.symlink("missing.py", project.root / "pkg" / "dangling.py")  # a link to nothing
+    os.symlink("loop_b.py", project.root / "pkg" / "loop_a.py")  # a loop
+    os.symlink("loop_a.py", project.root / "pkg" / "loop_b.py")
     project.write("pkg/inner.py", GOOD)
     project.write("good.py", GOOD)
     outcome = invoke("check", "--format", "json", "--no-cache", ".")
     found = _findings(outcome)
     assert _of(found, "good.py") == [("DEV107", 5)]
     assert _of(found, os.path.join("pkg", "inner.py")) == [("DEV107", 5)]
-    assert json.loads(outcome.stdout)["files_checked"] == 2
+    assert "dangling" in _message(found, os.path.join("pkg", "dangling.py"))
+    for loop in ("loop_a.py", "loop_b.py"):
+        assert "symbolic links" in _message(found, os.path.join("pkg", loop))
+    assert json.loads(outcome.stdout)["files_checked"] == 5
     assert outcome.exit_code == 1
+
+
+def test_a_folder_that_cannot_be_searched(project, invoke, monkeypatch) -> None:
+    """Its names can be listed but nothing in it examined (read permission without execute):
+    the configuration lookup once ended the run with exit 3 (PermissionError on its
+    devlint.toml); every file in it is a DEV000 naming why."""
+    import pathlib
+
+    project.write("locked/inner.py", GOOD)
+    project.write("good.py", GOOD)
+    locked = os.path.realpath(project.root / "locked")
+    real_is_file, real_open = pathlib.Path.is_file, builtins.open
+
+    def inside(path) -> bool:
+        return os.path.dirname(os.path.realpath(os.fsdecode(path))) == locked
+
+    def is_file(self):
+        if inside(self):
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_is_file(self)
+
+    def guarded_open(file, *args, **kwargs):
+        if isinstance(file, (str, bytes, os.PathLike)) and inside(file):
+            raise PermissionError(13, "Permission denied", os.fsdecode(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(pathlib.Path, "is_file", is_file)
+    monkeypatch.setattr(builtins, "open", guarded_open)
+    for target in (".", os.path.join("locked", "inner.py")):
+        outcome = invoke("check", "--format", "json", "--no-cache", target)
+        found = _findings(outcome)
+        assert "permission denied" in _message(found, os.path.join("locked", "inner.py"))
+        assert outcome.exit_code == 1
 
 
 def test_folder_named_like_a_python_file(project, invoke) -> None:
@@ -391,11 +440,18 @@ def test_unreadable_subfolder_is_reported(project, invoke, monkeypatch) -> None:
 
 @pytest.mark.parametrize("name", ["attributes.py", "subscripts.py", "sums.py"])
 @pytest.mark.parametrize("cpython_compiles", [True, False])
-def test_nesting_limits_do_not_depend_on_the_interpreter(monkeypatch, name: str, cpython_compiles: bool) -> None:
-    """3.10 compiles 20,000 chained attributes and 3.13 5,000 subscripts, 3.11 neither: the
-    DEV000 comes from devlint's own limits, whatever the interpreter's compiler accepts."""
+def test_cpython_first_then_devlints_nesting_limits(monkeypatch, name: str, cpython_compiles: bool) -> None:
+    """3.10 compiles 20,000 chained attributes and 3.13 5,000 subscripts, 3.11 neither: what
+    the interpreter refuses is its DEV000, with its message; what it compiles still meets
+    devlint's own limits, a DEV000 that says it is devlint's limit."""
     import devlint.engine
+    from devlint.validity import SyntaxProblem
 
-    monkeypatch.setattr(devlint.engine, "compiles", lambda text, path="": cpython_compiles)
+    refused = SyntaxProblem("too many nested somethings", 1, 7)
+    monkeypatch.setattr(devlint.engine, "syntax_problem", lambda text, path="": None if cpython_compiles else refused)
     found = devlint.engine.check_text(DEEP[name], name)
-    assert [f.code for f in found] == ["DEV000"] and "nests more than" in found[0].message
+    assert [f.code for f in found] == ["DEV000"]
+    if cpython_compiles:
+        assert "nests more than" in found[0].message and "devlint" in found[0].message
+    else:
+        assert "too many nested somethings" in found[0].message and (found[0].line, found[0].column) == (1, 7)

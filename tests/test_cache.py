@@ -251,3 +251,78 @@ def test_default_cache_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     assert found == Path.cwd() or any((found / marker).exists() for marker in (".git", "pyproject.toml", "setup.py"))
     configured = Config(source=repo / "pyproject.toml", root=repo / "src")
     assert default_cache_root(configured, [str(loose)]) == repo / "src"
+
+
+def test_a_dependency_edited_during_the_run_is_not_cached_as_current(project, invoke, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """models.py is edited after the check of train.py read it and before the entry is written:
+    the entry records the digest of what was read, so the next run checks train.py again
+    (issue 31: it recorded the new file's digest with the old text's findings, for good)."""
+    project.write("models.py", MODELS_CPU)
+    project.write("train.py", TRAIN)
+    real = devlint.engine.check_text
+
+    def check_then_edit(text: str, path: str, **kwargs):  # type: ignore[no-untyped-def]
+        found = real(text, path, **kwargs)
+        if path == "train.py":  # the analysis has read models.py by now
+            project.write("models.py", MODELS_CPU.replace('"cpu"', '"cuda"'))
+        return found
+
+    monkeypatch.setattr(devlint.engine, "check_text", check_then_edit)
+    invoke("check", "--format", "json", "-j", "1", "train.py")
+    monkeypatch.setattr(devlint.engine, "check_text", real)
+    fresh = invoke("check", "--format", "json", "--no-cache", "train.py")
+    cached = invoke("check", "--format", "json", "-j", "1", "train.py")
+    assert _findings(fresh), "the edited model moves to the GPU: train.py has a finding now"
+    assert _findings(cached) == _findings(fresh)
+
+
+def _damage(entry: Path, how: str) -> None:
+    data = json.loads(entry.read_text())
+    finding = data["findings"][0] if data["findings"] else None
+    if how == "deep JSON":
+        entry.write_text("[" * 100_000 + "]" * 100_000)
+        return
+    if how == "a FIFO":
+        entry.unlink()
+        os.mkfifo(entry)
+        return
+    assert finding is not None
+    if how == "line is text":
+        finding["line"] = "5"
+    elif how == "line is true":
+        finding["line"] = True
+    elif how == "message is a list":
+        finding["message"] = ["x"]
+    elif how == "path is a number":
+        finding["path"] = 3
+    elif how == "evidence is an object":
+        finding["evidence"] = {"a": 1}
+    elif how == "an unknown field":
+        finding["colour"] = "red"
+    elif how == "extra holds an object":
+        finding["extra"] = {"a": {"b": 1}}
+    elif how == "findings is an object":
+        data["findings"] = {"x": finding}
+    elif how == "depends holds a number":
+        data["depends"] = {"/x": 3}
+    entry.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("how", ["deep JSON", "a FIFO", "line is text", "line is true", "message is a list",
+                                 "path is a number", "evidence is an object", "an unknown field",
+                                 "extra holds an object", "findings is an object", "depends holds a number"])
+def test_a_damaged_entry_is_a_miss(project, invoke, engine_calls, how: str) -> None:  # type: ignore[no-untyped-def]
+    project.write("models.py", MODELS_CPU.replace('"cpu"', '"cuda"'))
+    project.write("train.py", TRAIN)
+    first = invoke("check", "--format", "json", "-j", "1")
+    assert _findings(first)
+    for entry in _entries(project.root):
+        if json.loads(entry.read_text())["findings"] or how in ("deep JSON", "a FIFO"):
+            _damage(entry, how)
+    engine_calls.clear()
+    for fmt in ("json", "text"):
+        again = invoke("check", "--format", fmt, "-j", "1")
+        assert again.exit_code == first.exit_code, again.stderr
+        assert "internal error" not in again.stderr
+    assert "train.py" in engine_calls
+    assert invoke("check", "--format", "json", "-j", "1").stdout == first.stdout

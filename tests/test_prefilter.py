@@ -78,12 +78,25 @@ def test_dev000_deselected_skips_even_the_compile_check(no_libcst_parse: list[st
     assert no_libcst_parse == []
 
 
-def test_a_file_without_signals_that_libcst_accepts_gets_no_dev000() -> None:
-    # PEP 701 f-string: CPython before 3.12 rejects it, libcst parses it; either way it is not
-    # a parse error devlint reports (on 3.11 libcst decides, on 3.12+ CPython already accepts)
+def test_the_running_interpreter_decides_newer_syntax() -> None:
+    # PEP 701 f-string: CPython before 3.12 rejects it, libcst parses it. The interpreter that
+    # runs devlint decides (devlint.validity): DEV000 at its position before 3.12, none after
     text = 'names = {"a": 1}\nprint(f"{names["a"]}")\n'
     assert not needs_analysis(text)
-    assert check_text(text, "fmt.py") == []
+    found = check_text(text, "fmt.py")
+    if sys.version_info < (3, 12):
+        error = compile_error(text)
+        assert [(f.code, f.line, f.column) for f in found] == [("DEV000", error.lineno, error.offset)]
+    else:
+        assert found == []
+
+
+def compile_error(text: str) -> SyntaxError:
+    try:
+        compile(text, "x.py", "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return exc
+    raise AssertionError("compiles")
 
 
 def test_compiles_is_cpythons_parser() -> None:

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+import devlint.regular
 import devlint.source
 from devlint.source import decode_notebook, decode_source, read_source, split_lines
 
@@ -71,7 +72,7 @@ def test_missing_and_unreadable_files(project, monkeypatch):
     def deny(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(devlint.source, "open", deny, raising=False)
+    monkeypatch.setattr(devlint.regular, "open", deny, raising=False)
     unit = read_source("locked.py")
     assert not unit.ok and "permission denied" in unit.error
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from devlint import __version__
 from devlint.atomic import write_atomically
 from devlint.findings import Confidence, Evidence, Finding, Fix, Phase, Severity
+from devlint.regular import digest, read_regular
 
 if TYPE_CHECKING:  # pragma: no cover
     from devlint.config import CheckSettings, Config
@@ -49,9 +50,6 @@ _ENTRIES = f"v{FORMAT}"
 _ROOT_MARKERS = (".git", ".hg", "pyproject.toml", "setup.py", "setup.cfg", "devlint.toml")
 
 
-def digest(data: bytes) -> str:
-    """Content digest of a file's bytes (fast, and collisions are not a practical concern)."""
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 # --- findings <-> JSON ----------------------------------------------------------------------
@@ -76,25 +74,58 @@ def finding_to_json(finding: Finding) -> dict[str, Any]:
 
 
 def finding_from_json(data: dict[str, Any]) -> Finding:
-    """The Finding `finding_to_json` wrote; raises (KeyError, TypeError, ValueError) on another shape."""
+    """The Finding `finding_to_json` wrote; raises (KeyError, TypeError, ValueError) on any other
+    shape: every field is checked for its type, so a hand-made or damaged entry is a miss, never
+    a finding that crashes a reporter."""
+    if not isinstance(data, dict) or set(data) - _FINDING_FIELDS:
+        raise TypeError("a finding is an object of known fields")
     values = dict(data)
+    for name in ("code", "name", "path", "message", "context", "snippet"):
+        _expect(values, name, str, optional=name in ("context", "snippet"))
+    for name in ("line", "column", "end_line", "end_column", "rank"):
+        _expect(values, name, int, optional=name == "rank")
+    _expect(values, "cell", int, optional=True, none=True)
     values["severity"] = Severity(values["severity"])
     values["confidence"] = Confidence(values["confidence"])
     values["phase"] = Phase(values["phase"])
     fix = values.get("fix")
     if fix is not None:
-        values["fix"] = Fix(description=str(fix["description"]), safe=bool(fix["safe"]),
-                            edits=tuple((int(a), int(b), int(c), int(d), str(e)) for a, b, c, d, e in fix["edits"]))
-    values["evidence"] = tuple(Evidence(str(e["path"]), int(e["line"]), int(e["column"]), str(e["message"]),
-                                        None if e.get("cell") is None else int(e["cell"]))
-                               for e in values.get("evidence", ()))
+        values["fix"] = Fix(description=_plain(fix["description"], str), safe=_plain(fix["safe"], bool),
+                            edits=tuple((_plain(a, int), _plain(b, int), _plain(c, int), _plain(d, int), _plain(e, str))
+                                        for a, b, c, d, e in _plain(fix["edits"], list)))
+    values["evidence"] = tuple(Evidence(_plain(e["path"], str), _plain(e["line"], int), _plain(e["column"], int),
+                                        _plain(e["message"], str),
+                                        None if e.get("cell") is None else _plain(e["cell"], int))
+                               for e in _plain(values.get("evidence", []), list))
     lines = values.get("statement_lines")
     if lines is not None:
-        first, last = lines
-        values["statement_lines"] = (int(first), int(last))
-    if not isinstance(values.get("extra", {}), dict):
-        raise TypeError("extra must be an object")
+        first, last = _plain(lines, list)
+        values["statement_lines"] = (_plain(first, int), _plain(last, int))
+    extra = values.get("extra", {})
+    if not isinstance(extra, dict) or any(not isinstance(v, (str, int, float, bool)) or v is None
+                                          for v in extra.values()):
+        raise TypeError("extra must be an object of plain values")
     return Finding(**values)
+
+
+_FINDING_FIELDS = frozenset(f.name for f in fields(Finding))
+
+
+def _plain(value: Any, kind: type) -> Any:
+    """`value` when it is of `kind` (a bool is not an int here), else TypeError."""
+    if type(value) is not kind:
+        raise TypeError(f"expected {kind.__name__}")
+    return value
+
+
+def _expect(values: dict[str, Any], name: str, kind: type, *, optional: bool = False, none: bool = False) -> None:
+    if name not in values:
+        if optional:
+            return
+        raise KeyError(name)
+    if none and values[name] is None:
+        return
+    _plain(values[name], kind)
 
 
 # --- fingerprints -----------------------------------------------------------------------------
@@ -203,6 +234,9 @@ def default_cache_root(config: "Config", targets: Sequence[str]) -> Path:
         folder = parent
 
 
+MAX_ENTRY_BYTES = 64_000_000  # an entry holds one file's findings: far below this
+
+
 # --- the cache --------------------------------------------------------------------------------
 
 
@@ -224,8 +258,7 @@ class FileDigests:
         if known is not None and known[0] == stamp:
             return known[1]
         try:
-            with open(real, "rb") as handle:
-                value: str | None = digest(handle.read())
+            value: str | None = digest(read_regular(real, MAX_ENTRY_BYTES))
         except OSError:
             value = None
         self._known[real] = (stamp, value)
@@ -260,33 +293,37 @@ class ResultCache:
     def get(self, path: str, display: str, content: str) -> list[Finding] | None:
         """The cached findings of this file with this content digest, or None (a miss)."""
         try:
-            with open(self._entry_path(self._key(path, display)), "rb") as handle:
-                entry = json.loads(handle.read())
+            # a regular file of bounded size (a FIFO planted there is refused, not waited on)
+            data = read_regular(self._entry_path(self._key(path, display)), MAX_ENTRY_BYTES)
+            entry = json.loads(data)  # nested too deeply: RecursionError, a miss
             if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("digest") != content:
                 return None
             depends = entry["depends"]
-            if not isinstance(depends, dict):
+            found = entry["findings"]
+            if not isinstance(depends, dict) or not isinstance(found, list):
                 return None
             for dep, expected in depends.items():
-                if self.file_digest(dep) != expected:
+                if not isinstance(expected, str) or self.file_digest(dep) != expected:
                     return None
-            return [finding_from_json(item) for item in entry["findings"]]
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return [finding_from_json(item) for item in found]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError, MemoryError):
             return None  # missing, unreadable, truncated or foreign: check the file again
 
     def put(self, path: str, display: str, content: str, findings: Iterable[Finding],
             depends: Iterable[str]) -> None:
-        """Record findings; `depends` are the other files (real paths) the check read."""
+        """Record findings; `depends` are the other files (real paths) the check read, each
+        followed by a NUL and the digest of the bytes read when the reader knew it."""
         if not self._writable:
             return
         own = os.path.realpath(path)
         deps: dict[str, str] = {}
         for dep in depends:
+            dep, _, read = dep.partition("\0")  # "path\0digest": the digest of the bytes analysed
             if dep == own:
                 continue
-            value = self.file_digest(dep)
-            if value is None:
-                return  # a file it read is gone already: do not record a result that cannot be validated
+            value = read or self.file_digest(dep)
+            if not value or deps.get(dep, value) != value:
+                return  # gone already, or read twice with different contents: cannot be validated
             deps[dep] = value
         try:
             text = json.dumps({"format": FORMAT, "digest": content, "depends": deps,

@@ -34,6 +34,7 @@ _state: dict[str, bool] = {"verbose": False, "done_checking": False}
 
 
 from devlint.errors import UsageProblem  # noqa: E402 - re-exported: callers catch devlint.cli.UsageProblem
+from devlint.interrupts import Interrupted, Stopped, interrupt_behind, terminating  # noqa: E402
 
 
 class DevlintGroup(click.Group):
@@ -90,6 +91,9 @@ class DevlintGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
             return 130
+        except Stopped as stop:  # Ctrl-C or SIGTERM during a check (devlint.interrupts)
+            click.echo(stop.line, err=True)
+            return stop.status
         except UsageProblem as exc:
             click.echo(f"devlint: error: {exc}", err=True)
             return EXIT_USAGE
@@ -98,6 +102,11 @@ class DevlintGroup(click.Group):
             _silence_stdout()
             return EXIT_FINDINGS
         except Exception as exc:  # noqa: BLE001 - every other exception is a devlint bug
+            behind = interrupt_behind(exc)  # a cleanup that failed because an interrupt cut it short
+            if behind is not None:
+                cut = behind if isinstance(behind, Stopped) else Interrupted()
+                click.echo(cut.line, err=True)
+                return cut.status
             _report_internal_error(exc)
             return EXIT_INTERNAL
         if isinstance(result, int):
@@ -259,7 +268,8 @@ def check_command(paths: tuple[str, ...], exclude: tuple[str, ...], **flags: Any
     _state["done_checking"] = True  # the entry point may skip the interpreter's teardown (main)
     _tolerate_unencodable_output()
     options = CheckOptions(paths=paths, exclude=exclude or None, **flags)
-    return run_check_command(options, _progress_for)
+    with terminating():  # SIGTERM ends the run (and its workers) as Ctrl-C does: devlint.interrupts
+        return run_check_command(options, _progress_for)
 
 
 def _progress_for(verbose: bool, quiet: bool) -> Any:

@@ -149,12 +149,22 @@ def find_config(start: str | os.PathLike[str] | None = None) -> Path | None:
         folder = folder.parent
     for candidate_dir in (folder, *folder.parents):
         own = candidate_dir / CONFIG_FILE
-        if own.is_file():
+        if _is_file(own):
             return own
         pyproject = candidate_dir / PYPROJECT
-        if pyproject.is_file() and _section(pyproject, _read_toml(pyproject)) is not None:
+        if _is_file(pyproject) and _section(pyproject, _read_toml(pyproject)) is not None:
             return pyproject
     return None
+
+
+def _is_file(path: Path) -> bool:
+    """Whether `path` is a file; False when its folder cannot be searched (a folder the user
+    cannot enter: its files cannot be read either, and each is reported as DEV000 when checked,
+    so the lookup goes on upwards instead of ending the run)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def load_config(

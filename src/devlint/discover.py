@@ -11,9 +11,11 @@ cannot hang the walk. The result is sorted, so two runs on the same tree report 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
+from devlint.regular import read_regular
 from devlint.source import is_source_path
 
 if TYPE_CHECKING:  # pathspec is imported where a folder is walked: checking one file needs none of it
@@ -64,11 +66,14 @@ class _IgnoreLayer:
     spec: pathspec.GitIgnoreSpec
 
 
+MAX_GITIGNORE_BYTES = 10_000_000
+
+
 def _read_gitignore(folder: str) -> _IgnoreLayer | None:
     gitignore = os.path.join(folder, ".gitignore")
     try:
-        with open(gitignore, encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().splitlines()
+        # a FIFO or a device named .gitignore is not waited on, nor read without end
+        lines = read_regular(gitignore, MAX_GITIGNORE_BYTES).decode("utf-8", "replace").splitlines()
     except OSError:
         return None
     import pathspec
@@ -124,6 +129,14 @@ def _ancestor_layers(folder: str) -> list[_IgnoreLayer]:
 
 def _is_virtualenv(abs_dir: str) -> bool:
     return os.path.isfile(os.path.join(abs_dir, "pyvenv.cfg"))
+
+
+def _is_folder(path: str) -> bool:
+    """Whether `path` leads to a folder (False when it leads nowhere)."""
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _join_display(base: str, rel: str) -> str:
@@ -215,9 +228,12 @@ def _walk(display_root, abs_root, base_layers, respect_gitignore, excluded, add,
             abs_path = os.path.join(abs_dir, entry.name)
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
-                is_file = entry.is_file(follow_symlinks=True)
+                # a link that leads nowhere (dangling, a loop), a FIFO or a device, a file that
+                # cannot be examined: a *.py name is still checked, so that reading it reports
+                # why (DEV000); only a folder (a linked one is not walked) is not a file
+                is_file = entry.is_file(follow_symlinks=True) or (not is_dir and not _is_folder(abs_path))
             except OSError:
-                continue
+                is_dir, is_file = False, True
             if is_dir:
                 if entry.name in SKIPPED_DIR_NAMES or _is_virtualenv(abs_path):
                     continue

@@ -7,10 +7,7 @@ run (docs/architecture.md, "State a process keeps").
 
 from __future__ import annotations
 
-import ast
-import re
 import sys
-import warnings
 
 import libcst as cst
 
@@ -22,76 +19,44 @@ from devlint.analysis.program import Program
 from devlint.findings import Confidence, Evidence, Finding, Phase, make_finding
 from devlint.limits import nesting_problem, size_problem
 from devlint.parsing import parse_module
-from devlint.prefilter import compiles, needs_analysis
+from devlint.prefilter import needs_analysis
 from devlint.project import ProjectIndex, earlier_parse, index_for, share_parse
 from devlint.rules import all_rules
 from devlint.rules.base import Report, Rule
 from devlint.rules.parse_error import finding as parse_error_finding
+from devlint.validity import syntax_problem
 
 
 def parse_error(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
     return parse_error_finding(path, message, line, column)
 
 
-_LAST_NESTING: list = [None, None]  # (the text last checked, its problem): check_text then parse ask twice
-
-
-def _nesting_error(text: str, path: str) -> Finding | None:
-    if _LAST_NESTING[0] is text:
-        nested = _LAST_NESTING[1]
-    else:
-        nested = nesting_problem(text)  # libcst's native parser would crash or take minutes
-        _LAST_NESTING[:] = [text, nested]
+def _limit_error(text: str, path: str) -> Finding | None:
+    """DEV000 for a valid text beyond devlint's own limits (libcst's native parser would crash
+    on it or take minutes; devlint.limits)."""
+    nested = nesting_problem(text)
     if nested is None:
         return None
-    return parse_error(path, f"cannot parse this file: {nested[0]} (nothing in it was checked)", nested[1])
+    return parse_error(path, f"cannot check this file: {nested[0]} (nothing in it was checked)", nested[1])
 
 
-def parse(text: str, path: str) -> cst.Module | Finding:
-    """The libcst module, or a DEV000 finding that says why it could not be parsed."""
-    nested = _nesting_error(text, path)
-    if nested is not None:
-        return nested
-    try:
-        module = parse_module(text, freeze=True)
-    except cst.ParserSyntaxError as exc:
-        python_says = _python_syntax_error(text)
-        if python_says is not None:  # CPython's wording names the problem ("Missing parentheses ...")
-            message, line, column = python_says
-            return parse_error(path, f"cannot parse this file: {message} (nothing in it was checked)", line, column)
-        return parse_error(path, f"cannot parse this file: {exc.message} (nothing in it was checked)",
-                           max(exc.raw_line, 1), max(exc.raw_column, 0) + 1)
-    except RecursionError:
-        return parse_error(path, "cannot parse this file: it is nested too deeply (nothing in it was checked)")
-    except Exception as exc:  # libcst raises a few other error types on odd input
-        return parse_error(path, f"cannot parse this file: {exc} (nothing in it was checked)")
-    if _PYTHON2.search(text):  # libcst reads `except E, e:`; Python 3 does not
-        python_says = _python_syntax_error(text)
-        if python_says is not None:
-            message, line, column = python_says
-            return parse_error(path, f"cannot parse this file: {message} (nothing in it was checked)", line, column)
-    return module
-
-
-# a Python 2 statement that libcst parses as something else; CPython has the last word
-_PYTHON2 = re.compile(r"^[ \t]*except[^:\n]*,[ \t]*\w+[ \t]*:", re.MULTILINE)
-
-
-def _python_syntax_error(text: str) -> tuple[str, int, int] | None:
-    """CPython's own syntax error for a text libcst rejected (None when CPython accepts it)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(text, "<devlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as exc:
-        message = exc.msg
-        if "Missing parentheses in call to 'print'" in exc.msg or "Missing parentheses in call to 'exec'" in exc.msg \
-                or (_PYTHON2.search(text) and "must be parenthesized" in exc.msg):
-            message += "; this is Python 2 code, devlint reads Python 3"
-        return message, max(exc.lineno or 1, 1), max(exc.offset or 1, 1)
-    except (ValueError, RecursionError, MemoryError, OverflowError):
+def python_error(text: str, path: str) -> Finding | None:
+    """DEV000 where CPython itself refuses the text (devlint.validity), else None."""
+    problem = syntax_problem(text, path)
+    if problem is None:
         return None
-    return None
+    return parse_error(path, f"cannot parse this file: {problem.message} (nothing in it was checked)",
+                       problem.line, problem.column)
+
+
+def parse(text: str, path: str) -> cst.Module | None:
+    """libcst's tree of a text CPython compiles and devlint's limits allow, or None when libcst
+    cannot build one. That is no DEV000 (Python runs the file; devlint.validity lists such
+    texts): the file is left unanalysed and nothing is claimed about it."""
+    try:
+        return parse_module(text, freeze=True)
+    except (cst.ParserSyntaxError, RecursionError, MemoryError, ValueError, TypeError):
+        return None
 
 
 def analyse(module: cst.Module, path: str, *, package: str = "",
@@ -100,7 +65,7 @@ def analyse(module: cst.Module, path: str, *, package: str = "",
             project: ProjectIndex | None = None, source: str | None = None,
             depends: set[str] | None = None, library_mode: bool = True) -> Program:
     """Run the placement analysis over one parsed file; `depends`, when given, receives the real
-    paths of the other project files the analysis read."""
+    paths of the other project files the analysis read (with the digest of what was read)."""
     if project is not None and path and not package:
         try:
             package = project.module_name(Path(path))[1]
@@ -117,7 +82,10 @@ def analyse(module: cst.Module, path: str, *, package: str = "",
     finally:
         sys.setrecursionlimit(limit)
     if depends is not None:
-        depends.update(str(unit.path) for unit in analysis.reached.values())
+        # "path\0digest" when the bytes the analysis read are known (devlint.cache records that
+        # digest, not the file's digest at the end of the run: the file may be edited meanwhile)
+        depends.update(str(unit.path) if unit.digest is None else f"{unit.path}\0{unit.digest}"
+                       for unit in analysis.reached.values())
     return Program(path, module, analysis.events,
                    {display: unit.module for display, unit in analysis.reached.items()},
                    frozenset(analysis.availability_conds))
@@ -141,28 +109,26 @@ def check_text(
     by the caller (devlint.runner). `library_mode` (the `library-mode` setting): code no call
     reaches runs on its caller's device.
     """
+    dev000 = enabled is None or "DEV000" in enabled
     too_large = size_problem(len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass")))
     if too_large is not None:  # parsing it would take minutes and gigabytes
         return [parse_error(path, f"cannot check this file: {too_large}; nothing in it was checked")] \
-            if enabled is None or "DEV000" in enabled else []
-    # devlint's own nesting limits first, before the prefilter asks CPython: whether CPython
-    # compiles a deep expression depends on its version (3.10 takes 20,000 chained attributes,
-    # 3.13 5,000 subscripts), and a DEV000 must not
-    if enabled is None or "DEV000" in enabled:
-        nested = _nesting_error(text, path)
-        if nested is not None:
-            return [nested]
-    if not needs_analysis(text, move_helpers | device_helpers) \
-            and (enabled is not None and "DEV000" not in enabled or compiles(text, path)):
-        # no device signal: nothing can be reported (devlint.prefilter says why), and CPython
-        # parses it; when CPython cannot, libcst below decides, so DEV000 is always libcst's
-        return []
+            if dev000 else []
+    # CPython decides what is Python, at its own position (devlint.validity); then devlint's
+    # limits, which only a valid text reaches (its DEV000 says it is devlint's limit)
+    invalid = python_error(text, path)
+    if invalid is not None:
+        return [invalid] if dev000 else []
+    beyond = _limit_error(text, path)
+    if beyond is not None:
+        return [beyond] if dev000 else []
+    if not needs_analysis(text, move_helpers | device_helpers):
+        return []  # no device signal: nothing can be reported (devlint.prefilter says why)
     real_file = bool(path) and not path.startswith("<")
     # a file another checked file imported was parsed then (by the project index): reuse it
-    parsed = (earlier_parse(Path(path), text) if real_file and not _PYTHON2.search(text) else None) \
-        or parse(text, path)
-    if isinstance(parsed, Finding):
-        return [parsed] if enabled is None or "DEV000" in enabled else []
+    parsed = (earlier_parse(Path(path), text) if real_file else None) or parse(text, path)
+    if parsed is None:
+        return []
     rules = [r for r in all_rules() if r.checks and (enabled is None or r.code in enabled)]
     if not rules:
         return []
@@ -175,17 +141,20 @@ def check_text(
         program = analyse(parsed, path, move_helpers=move_helpers, device_helpers=device_helpers,
                           project=project, source=text, depends=depends, library_mode=library_mode)
     except RecursionError:
-        return [parse_error(path, "the file is nested too deeply to analyse (nothing in it was checked)")]
+        return [parse_error(path, _TOO_DEEP)]
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 10000))
     try:
         findings = _run_rules(rules, program)
     except RecursionError:
-        return [parse_error(path, "the file is nested too deeply to analyse (nothing in it was checked)")]
+        return [parse_error(path, _TOO_DEEP)]
     finally:
         sys.setrecursionlimit(limit)
     findings.sort(key=lambda f: (f.line, f.column, f.code))
     return findings
+
+
+_TOO_DEEP = "cannot check this file: it nests deeper than devlint analyses (nothing in it was checked)"
 
 
 def _run_rules(rules: list, program: Program) -> list[Finding]:

@@ -3,8 +3,8 @@
 Most files of a large tree (tokenizers, configuration, string utilities, tests of pure Python
 code) never touch a device. Parsing them with libcst only to find nothing costs as much as
 parsing the files that matter, so `engine.check_text` asks `needs_analysis` first and, for a
-text with no device signal, only checks that CPython compiles it (DEV000 must still be
-reported). Being part of the engine, every caller gets it (the CLI, the fixer, editors), and
+text with no device signal, only CPython's compile runs (devlint.validity: it runs on every
+file, since DEV000 is the interpreter's verdict). Being part of the engine, every caller gets it (the CLI, the fixer, editors), and
 every fixture with an expected finding proves that it does not skip what matters.
 
 Why skipping is safe
@@ -67,10 +67,7 @@ def has_device_signal(text: str, helpers: Iterable[str] = ()) -> bool:
 def compiles(text: str, path: str = "<unknown>") -> bool:
     """Whether CPython's own parser accepts `text` (no code generation, no execution).
 
-    This is the cheap stand-in for libcst on skipped files. When it says no, the caller parses
-    with libcst after all, so a DEV000 message is always libcst's and the two parsers cannot
-    disagree on an error that is reported: a file CPython rejects but libcst accepts is analysed
-    as usual, and one libcst would reject but CPython accepts (newer syntax) passes quietly."""
+    The parse alone; the engine's DEV000 comes from devlint.validity, which compiles too."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences etc. are not our business

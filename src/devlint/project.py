@@ -18,6 +18,7 @@ import libcst as cst
 
 from devlint.limits import nesting_problem
 from devlint.parsing import parse_module
+from devlint.regular import digest, read_regular
 
 if TYPE_CHECKING:  # pragma: no cover
     from devlint.analysis.shared import ClassInfo, ProjectFile, Scope
@@ -52,6 +53,7 @@ class ModuleUnit:
     reached: dict[str, "ProjectFile"] | None = None
     loading: bool = False
     stamp: tuple[int, int] = (0, 0)  # (mtime_ns, size) when read, to notice an edited file
+    digest: str | None = None  # of the bytes parsed (None: an editor buffer), for the result cache
 
 
 def _package_root(directory: Path) -> Path:
@@ -142,7 +144,9 @@ class ProjectIndex:
         except Exception:
             return None  # unreadable or unparsable: its own check reports DEV000
         package = dotted if path.name == "__init__.py" else dotted.rpartition(".")[0]
-        unit = ModuleUnit(dotted, resolved, display_path(resolved), module, package, stamp=stamp)
+        read = _PARSED.get(resolved) if buffer is None else None
+        unit = ModuleUnit(dotted, resolved, display_path(resolved), module, package, stamp=stamp,
+                          digest=read[2] if read is not None and read[1] is module else None)
         self._by_path[resolved] = unit
         return unit
 
@@ -190,7 +194,8 @@ class ProjectIndex:
 
 # Parsed files of this process, shared by the checks of a run and the project indexes, so a
 # file is parsed once whether it is checked, imported, or both.
-_PARSED: dict[Path, tuple[tuple[int, int], cst.Module]] = {}
+# path -> ((mtime, size) stamp, tree, digest of the bytes the tree was parsed from)
+_PARSED: dict[Path, tuple[tuple[int, int], cst.Module, str]] = {}
 _PARSED_LIMIT = 256
 
 
@@ -200,25 +205,26 @@ def parsed_module(path: Path, stat: os.stat_result | None = None) -> cst.Module:
     cached = _PARSED.get(path)
     if cached is not None and cached[0] == stamp:
         return cached[1]
-    data = path.read_bytes()
+    data = read_regular(path, MAX_PROJECT_FILE_BYTES)  # a FIFO named models.py is refused
     if nesting_problem(data.decode("utf-8", "replace")) is not None:
         # libcst's native parser would crash on it; its own check reports DEV000
         raise ValueError(f"{path} nests too deeply to parse")
     module = parse_module(data)
-    remember_parse(path, module, stat)
+    _remember(path, stamp, module, digest(data))
     return module
 
 
-def _stamp_if_holding(path: Path, text: str) -> tuple[int, int] | None:
-    """The (mtime, size) stamp of the file at `path` when it holds exactly `text`, else None."""
+def _stamp_if_holding(path: Path, text: str) -> tuple[tuple[int, int], str] | None:
+    """The (mtime, size) stamp of the file at `path` and the digest of its bytes when it holds
+    exactly `text`, else None."""
     try:
         stat = path.stat()
         encoded = text.encode("utf-8")
-        if stat.st_size != len(encoded) or path.read_bytes() != encoded:
+        if stat.st_size != len(encoded) or read_regular(path, MAX_PROJECT_FILE_BYTES) != encoded:
             return None
     except (OSError, UnicodeEncodeError, ValueError):
         return None
-    return (stat.st_mtime_ns, stat.st_size)
+    return (stat.st_mtime_ns, stat.st_size), digest(encoded)
 
 
 def earlier_parse(path: Path, text: str) -> cst.Module | None:
@@ -229,7 +235,10 @@ def earlier_parse(path: Path, text: str) -> cst.Module | None:
         held = _OVERLAY_PARSED.get(resolved)
         return held[1] if held is not None and held[0] == text else None
     cached = _PARSED.get(resolved)
-    if cached is None or _stamp_if_holding(resolved, text) != cached[0]:
+    if cached is None:
+        return None
+    holding = _stamp_if_holding(resolved, text)
+    if holding is None or holding[0] != cached[0]:
         return None
     return cached[1]
 
@@ -239,19 +248,16 @@ def share_parse(path: Path, text: str, module: cst.Module) -> None:
     resolved = path.resolve()
     if _OVERLAY.get(resolved) == text:
         _OVERLAY_PARSED[resolved] = (text, module)
-    elif _stamp_if_holding(path, text) is not None:
-        remember_parse(resolved, module)
+    else:
+        holding = _stamp_if_holding(path, text)
+        if holding is not None:
+            _remember(resolved, holding[0], module, holding[1])
 
 
-def remember_parse(path: Path, module: cst.Module, stat: os.stat_result | None = None) -> None:
-    """Record a parse made elsewhere (the engine's) for the file at `path` as it is on disk."""
-    try:
-        stat = stat or path.stat()
-    except OSError:
-        return
+def _remember(path: Path, stamp: tuple[int, int], module: cst.Module, read: str) -> None:
     if len(_PARSED) >= _PARSED_LIMIT:
         _PARSED.pop(next(iter(_PARSED)))
-    _PARSED[path] = ((stat.st_mtime_ns, stat.st_size), module)
+    _PARSED[path] = (stamp, module, read)
 
 
 # Unsaved editor buffers (the language server's open documents): real path -> text. The index

@@ -393,7 +393,9 @@ def _from_workers(files: Sequence[DiscoveredFile], units: list[SourceUnit], cont
     """_checked_files' results, in order, from worker processes that check the chunks."""
     from concurrent.futures import ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), mp_context=_pool_context())
+    from devlint.interrupts import in_worker, stop_workers
+
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), mp_context=_pool_context(), initializer=in_worker)
     try:
         # the largest chunks first: a big file started last would keep one worker busy alone
         by_size = sorted(range(len(chunks)), key=lambda n: -sum(len(units[i].text or "") for i in chunks[n]))
@@ -412,6 +414,7 @@ def _from_workers(files: Sequence[DiscoveredFile], units: list[SourceUnit], cont
             yield file, units[index], done.pop(index)
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
+        stop_workers(pool)  # an interrupt: the chunks they are checking are not wanted any more
         raise
     pool.shutdown(wait=True)
 

@@ -13,6 +13,7 @@ map from each line of that text back to (code cell, line in cell) for reporting.
 
 from __future__ import annotations
 
+import codecs
 import io
 import json
 import os
@@ -23,6 +24,8 @@ from pathlib import Path
 from typing import Sequence
 
 from devlint.limits import MAX_SOURCE_BYTES, size_problem
+from devlint.regular import NotRegularFile, TooLarge, read_regular
+from devlint.validity import syntax_problem
 
 __all__ = ["SourceUnit", "read_source", "decode_source", "decode_notebook", "join_cells", "split_lines",
            "is_source_path"]
@@ -72,6 +75,9 @@ class SourceUnit:
     newline: str = "\n"
     cell_map: tuple[tuple[int, int], ...] | None = None
     cells: tuple[str, ...] | None = None  # original source of each code cell (notebooks)
+    # bytes that are not valid in the encoding where CPython does not decode them (a comment):
+    # the text holds U+FFFD for them, so it is analysed but never written back (the fixer skips it)
+    lossy: bool = False
 
     @property
     def ok(self) -> bool:
@@ -109,15 +115,17 @@ def read_source_bytes(path: str | os.PathLike[str], display: str | None = None) 
     fs_path = os.fspath(path)
     limit = MAX_NOTEBOOK_BYTES if fs_path.endswith(NOTEBOOK_SUFFIX) else MAX_SOURCE_BYTES
     try:
-        with open(fs_path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size > limit:  # not even read: a 5 GB "script" must not exhaust memory
-                return SourceUnit(display, fs_path, error=size_problem(size) if limit == MAX_SOURCE_BYTES
-                                  else f"notebook too large to read ({size / 1_000_000:.0f} MB)"), None
-            data = handle.read()
+        data = read_regular(fs_path, limit)  # a FIFO or /dev/zero is refused, not waited for
+    except TooLarge as exc:  # not even read: a 5 GB "script" must not exhaust memory
+        return SourceUnit(display, fs_path, error=size_problem(exc.size) if limit == MAX_SOURCE_BYTES
+                          else f"notebook too large to read ({exc.size / 1_000_000:.0f} MB)"), None
+    except NotRegularFile:
+        return SourceUnit(display, fs_path, error="not a regular file (a pipe, a device or a socket)"), None
     except IsADirectoryError:
         return SourceUnit(display, fs_path, error="is a directory, not a file"), None
     except FileNotFoundError:
+        if os.path.islink(fs_path):
+            return SourceUnit(display, fs_path, error="a symbolic link to nothing (dangling)"), None
         return SourceUnit(display, fs_path, error="file not found"), None
     except PermissionError:
         return SourceUnit(display, fs_path, error="permission denied"), None
@@ -153,15 +161,30 @@ def decode_source(data: bytes, display: str, path: str | None = None) -> SourceU
         else:
             return SourceUnit(display, path, error=f"cannot decode: {exc.msg}", error_line=exc.lineno)
     bom = encoding == "utf-8-sig"
+    # the utf-8-sig codec counts error offsets after the BOM: decode what follows it as UTF-8,
+    # so that the offset (and so the byte and line named) is one of `data`
+    skip = len(codecs.BOM_UTF8) if bom and data.startswith(codecs.BOM_UTF8) else 0
     try:
-        text = data.decode(encoding)
+        text = data[skip:].decode("utf-8") if skip else data.decode(encoding)
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
+        start = exc.start + skip
+        line = data.count(b"\n", 0, start) + 1
+        # CPython decodes as it reads: a syntax error before the bad byte is what it reports,
+        # and a bad byte inside a string spanning lines is reported on the string's last line
+        python_says = syntax_problem(data, path)
+        if python_says is None:  # the interpreter runs it (3.11 does not decode comments)
+            return _lossy(data, skip, encoding, display, path)
+        if python_says is not None and python_says.line != line:
+            if "(unicode error)" not in python_says.message:
+                return SourceUnit(display, path, error=f"{python_says.message} (line {python_says.line}; an "
+                                  f"undecodable byte follows on line {line})", error_line=python_says.line,
+                                  encoding=encoding)
+        reported = line if python_says is None else python_says.line
         return SourceUnit(
             display,
             path,
-            error=f"cannot decode as {encoding}: invalid byte {data[exc.start:exc.start + 1]!r} on line {line}",
-            error_line=line,
+            error=f"cannot decode as {encoding}: invalid byte {data[start:start + 1]!r} on line {line}",
+            error_line=reported,
             encoding=encoding,
         )
     except LookupError:  # pragma: no cover - detect_encoding already checks the codec exists
@@ -178,6 +201,14 @@ def decode_source(data: bytes, display: str, path: str | None = None) -> SourceU
     )
 
 
+def _lossy(data: bytes, skip: int, encoding: str, display: str, path: str) -> SourceUnit:
+    """A file CPython compiles although some of its bytes do not decode (in a comment): each
+    such byte is U+FFFD in the text, which keeps every line and column where it was."""
+    text = data[skip:].decode("utf-8" if skip else encoding, "replace")
+    return SourceUnit(display, path, text=text, encoding="utf-8" if skip else encoding, bom=bool(skip),
+                      newline=_newline_style(text), lossy=True)
+
+
 def _newline_style(text: str) -> str:
     match = _LINE_BREAK.search(text)
     return match.group(0) if match else "\n"
@@ -190,7 +221,9 @@ def decode_notebook(data: bytes, display: str, path: str | None = None) -> Sourc
     """Join a notebook's code cells into one Python text, with a line map back to the cells."""
     path = display if path is None else path
     try:
-        document = json.loads(data.decode("utf-8-sig"))
+        # an integer of more than 4,300 digits (a notebook's output, metadata) is beyond int()'s
+        # limit: kept as its text, the code cells are still read
+        document = json.loads(data.decode("utf-8-sig"), parse_int=_json_int)
     except UnicodeDecodeError as exc:
         return SourceUnit(display, path, error=f"notebook is not valid UTF-8: {exc.reason}")
     except json.JSONDecodeError as exc:
@@ -214,6 +247,13 @@ def decode_notebook(data: bytes, display: str, path: str | None = None) -> Sourc
             source = "".join(part for part in source if isinstance(part, str))
         sources.append(source if isinstance(source, str) else "")
     return join_cells(sources, display, path)
+
+
+def _json_int(digits: str) -> int | str:
+    try:
+        return int(digits)
+    except ValueError:
+        return digits
 
 
 def join_cells(sources: Sequence[str], display: str, path: str | None = None) -> SourceUnit:

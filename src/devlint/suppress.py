@@ -7,7 +7,9 @@ A comment silences a finding on its reported line or, for a finding whose statem
 several lines, on any line of that statement (a long call formatted over many lines can carry
 the comment on its closing line). `# noqa: E501` names no devlint code and so silences nothing
 here, as flake8 does for other plugins' codes; a bare `# noqa` (or `# devlint: ignore`)
-silences every code on its line. `unused_suppressions` finds the comments that name devlint
+silences every code on its line. No comment silences DEV000 (as in Ruff): a file Python cannot
+run, or that devlint could not check, is never hidden by a `# noqa` on the broken line or a
+`# devlint: noqa` for the file. `unused_suppressions` finds the comments that name devlint
 codes and silence nothing (DEV001, off by default): a stale `# noqa: DEV107` would hide the next
 real bug on that line.
 """
@@ -33,6 +35,8 @@ _FILE = re.compile(
     r"^#\s*devlint\s*:\s*noqa\b(?:\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?",
     re.IGNORECASE,
 )
+# the parse error: nothing in the file was checked, so no comment in it can vouch for it
+UNSILENCEABLE = frozenset({"DEV000"})
 _OWN_CODE = re.compile(r"^DEV[0-9]{3}$")
 # every suppression comment holds one of these words: a text without them has none
 _ANY_SUPPRESSION = re.compile(r"noqa|devlint", re.IGNORECASE)
@@ -48,12 +52,16 @@ class Suppressions:
     columns: dict[int, int] = field(default_factory=dict)  # where each line's comment starts
 
     def silences(self, finding: Finding) -> bool:
+        if finding.code.upper() in UNSILENCEABLE:
+            return False
         if self.whole_file is None or finding.code.upper() in self.whole_file:
             return True
         return self.silencing_line(finding) is not None
 
     def silencing_line(self, finding: Finding) -> int | None:
         """The line whose comment silences `finding` (None: no line comment does)."""
+        if finding.code.upper() in UNSILENCEABLE:
+            return None
         lines = {finding.line}
         if finding.statement_lines is not None:
             first, last = finding.statement_lines

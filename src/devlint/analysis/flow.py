@@ -3,6 +3,14 @@
 Like mypy's binder: statements run over a frame's environment; an `if` runs each branch on a
 copy and joins the copies (a difference is evidence: "on the host when ..."), a loop runs its
 body twice over the join of the entry state and the first pass (a difference is doubt).
+
+Two passes per loop cost 2^depth passes of the innermost body: 20 nested loops (as deep as
+CPython allows) took minutes. So only the `TWO_PASS_DEPTH` outermost loops of a function run
+twice; a loop nested deeper runs once, from its entry state, and every name its pass changed
+leaves it unknown (`_leave_after_one_pass`): what the one pass records happens on the first iteration, and
+nothing after the loop relies on a state a second iteration could change. Unknown is silent,
+so the cheaper loops can only make devlint quieter, never report more. Time is then linear in
+the nesting below that depth.
 """
 
 from __future__ import annotations
@@ -15,7 +23,11 @@ from devlint.analysis.conditions import Condition
 from devlint.analysis.events import Context, LoopKind
 from devlint.analysis.placement import grown_list, join
 from devlint.analysis.shared import Frame, LoopJumps
-from devlint.analysis.values import Value
+from devlint.analysis.values import UNKNOWN, Value
+
+# loops nested deeper than this in one function run once, widened (see the module docstring);
+# real code seldom nests more than three (epochs, batches, an inner step)
+TWO_PASS_DEPTH = 4
 
 if TYPE_CHECKING:  # pragma: no cover
     import libcst as cst
@@ -62,6 +74,9 @@ def run_loop(frame: Frame, kind: LoopKind, run_body: Callable[[Frame], None], lo
     loop_ctx = replace(frame.ctx, loops=frame.ctx.loops + (kind,))
     body_frame, first_jumps = _pass_frame(frame, dict(entry), loop_ctx, loop_node)
     run_body(body_frame)
+    if len(frame.ctx.loops) >= TWO_PASS_DEPTH:
+        _leave_after_one_pass(frame, entry, body_frame, first_jumps, after)
+        return
     head = _with_jumps(join_envs(entry, body_frame.env, None), frame.path, first_jumps.continues, True)
     second, second_jumps = _pass_frame(frame, head, loop_ctx, loop_node)
     run_body(second)
@@ -70,6 +85,22 @@ def run_loop(frame: Frame, kind: LoopKind, run_body: Callable[[Frame], None], lo
     if after is not None:
         after(frame)
     frame.env = _with_jumps(frame.env, frame.path, first_jumps.breaks + second_jumps.breaks, False)
+    frame.sync_module_env()
+
+
+def _leave_after_one_pass(frame: Frame, entry: dict[str, Value], body_frame: Frame, jumps: LoopJumps,
+                          after: Callable[[Frame], None] | None) -> None:
+    """The exit of a loop run once (nested deeper than TWO_PASS_DEPTH): the entry state, with
+    every name that the pass, a `continue` or a `break` left different unknown. Nothing is
+    joined under a condition: a half-known state must not read as evidence."""
+    frame.returns.extend(body_frame.returns)
+    states = [body_frame.env] + [env for env, _ in jumps.continues + jumps.breaks]
+    changed = {key for env in states for key, value in env.items()
+               if not (entry.get(key) is value or entry.get(key) == value)}
+    frame.env = {**entry, **dict.fromkeys(changed, UNKNOWN)}
+    if after is not None:
+        after(frame)
+        frame.env = {**frame.env, **dict.fromkeys(changed, UNKNOWN)}
     frame.sync_module_env()
 
 

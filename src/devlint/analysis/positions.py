@@ -50,16 +50,16 @@ if PositionProvidingCodegenState is not None:
         def record_syntactic_position(self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None,
                                       end_node: cst.CSTNode | None = None) -> Iterator[None]:
             line, column = self.line, self.column
-            try:
-                yield
-            finally:
-                spans = self.spans
-                end = (self.line, self.column)
-                if start_node is not None:
-                    line, column = spans[start_node][:2]
-                if end_node is not None:
-                    end = spans[end_node][2:]
-                spans[node] = (line, column, end[0], end[1])
+            # no `finally`: when the generation is cut short (an interrupt), the start and end
+            # nodes have no span yet, and a KeyError here would replace the interrupt
+            yield
+            spans = self.spans
+            end = (self.line, self.column)
+            if start_node is not None:
+                line, column = spans[start_node][:2]
+            if end_node is not None:
+                end = spans[end_node][2:]
+            spans[node] = (line, column, end[0], end[1])
 
 
 def resolve(module: cst.Module) -> dict[cst.CSTNode, Span]:

@@ -132,6 +132,7 @@ class ProjectFile(Protocol):
     classes: dict[int, ClassInfo]
     reached: "dict[str, ProjectFile] | None"
     loading: bool
+    digest: str | None  # of the bytes the analysis read (devlint.cache keys on it)
 
 
 class ProjectFiles(Protocol):

@@ -32,7 +32,7 @@ def fix_files(result: RunResult, settings: CheckSettings, *, unsafe: bool, write
         if not any(wanted(f, unsafe) for f in findings):
             continue
         unit = result.sources.get(path) or read_source(path)
-        if not unit.ok or unit.text is None:
+        if not unit.ok or unit.text is None or unit.lossy:  # lossy: writing it back would change its bytes
             continue
         fixed = fix_unit(unit, findings, settings, unsafe=unsafe)
         if fixed.changed and write:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from devlint.findings import Evidence, Finding
     from devlint.runner import RunResult
 
-__all__ = ["FORMATS", "ReportOptions", "render", "render_statistics", "summary_line", "location", "step_where",
+__all__ = ["FORMATS", "ReportOptions", "render", "render_statistics", "summary_line", "location", "shown_path", "step_where",
            "fixable_marker"]
 
 # format name -> module under devlint.report
@@ -88,8 +88,29 @@ def render_statistics(format_name: str, result: "RunResult", stream: TextIO,
         stream.write(f"{row['count']:>{width}}\t{row['code']}\t{marker} {row['name']}\n")
 
 
+def shown_path(path: str) -> str:
+    """A file name as text reports print it: one line, nothing the terminal interprets. A
+    newline or an escape code in a name is written as Python escapes it (`\\n`, `\\x1b`), and a
+    byte that is not UTF-8 (kept by the file system's surrogate escapes) as `\\xe9`. JSON and
+    SARIF keep the name exact instead (json_.py)."""
+    if path.isprintable():
+        return path
+    out = []
+    for char in path:
+        code = ord(char)
+        if 0xDC80 <= code <= 0xDCFF:  # os.fsdecode's stand-in for an undecodable byte
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif char.isprintable():
+            out.append(char)
+        else:
+            out.append(repr(char)[1:-1])
+    return "".join(out)
+
+
 def location(path: str, line: int, column: int, cell: int | None) -> str:
-    """`path:line:col`, or `path:cell N:line:col` for a notebook finding."""
+    """`path:line:col`, or `path:cell N:line:col` for a notebook finding (the path as
+    `shown_path` prints it)."""
+    path = shown_path(path)
     if cell is not None:
         return f"{path}:cell {cell}:{line}:{column}"
     return f"{path}:{line}:{column}"

@@ -71,5 +71,12 @@ def to_document(result: "RunResult") -> dict[str, Any]:
 
 
 def render(result: "RunResult", stream: TextIO) -> None:
-    json.dump(to_document(result), stream, indent=2, ensure_ascii=False)
+    text = json.dumps(to_document(result), indent=2, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # a file name with bytes that are not UTF-8 (os.fsdecode's surrogate escapes): written
+        # as \\udcXX escapes, which os.fsencode turns back into the exact bytes, not as "?"
+        text = json.dumps(to_document(result), indent=2, ensure_ascii=True)
+    stream.write(text)
     stream.write("\n")

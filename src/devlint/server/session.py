@@ -200,7 +200,8 @@ class Session:
         depends: set[str] = set()
         findings = check_unit(unit, settings, depends=depends)
         own_path = os.path.realpath(unit.path)
-        stamps = {dep: self._digest(dep, buffers) for dep in sorted(depends) if dep != own_path}
+        paths = {dep.partition("\0")[0] for dep in depends}  # "path\0digest of what was read"
+        stamps = {dep: self._digest(dep, buffers) for dep in sorted(paths) if dep != own_path}
         result = CheckResult(snapshot, unit, settings, rank_findings(findings), stamps)
         self.analyses += 1
         self._results[snapshot.key] = result
