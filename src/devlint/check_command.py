@@ -293,7 +293,9 @@ def _check_group(options: CheckOptions, group: Any, targets: list[str], progress
     write = options.fix and not options.diff
     if write:  # what an earlier, killed `--fix` run left beside the files
         remove_stale_temp_files(os.path.dirname(os.path.abspath(f.path)) for f in files)
-    fixes = fix_files(result, group.settings, unsafe=options.unsafe_fixes, write=write)
+    # only the files this run names or discovers (not excluded) are written
+    fixes = fix_files(result, group.settings, unsafe=options.unsafe_fixes, write=write,
+                      paths={f.display for f in files})
     for refused in fixes.refused:
         click.echo(f"{refused.path}: {refused.refused}", err=True)
     count = sum(len(c.applied) for c in fixes.changed)

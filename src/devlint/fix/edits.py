@@ -25,43 +25,82 @@ def code(node: cst.CSTNode) -> str:
 
 
 def replace_node(program: "Program", node: cst.CSTNode, new: cst.CSTNode | str, description: str,
-                 *, safe: bool) -> Fix:
+                 *, safe: bool) -> Fix | None:
     """Replace the source span of `node` with `new` (a node, or source text)."""
+    if not in_this_file(program, node):
+        return None
     line, col, end_line, end_col = program.position(node)
     text = new if isinstance(new, str) else code(new)
     return Fix(description, safe, ((line, col, end_line, end_col, text),))
 
 
-def insert_text(program: "Program", node: cst.CSTNode, text: str, description: str, *, safe: bool) -> Fix:
+def insert_text(program: "Program", node: cst.CSTNode, text: str, description: str, *, safe: bool) -> Fix | None:
     """Insert `text` right before `node`."""
+    if not in_this_file(program, node):
+        return None
     line, col, _, _ = program.position(node)
     return Fix(description, safe, ((line, col, line, col, text),))
 
 
+def source_of(program: "Program") -> str:
+    """The text of the checked file as its positions count it (one codegen per file, kept)."""
+    global _LAST
+    module = program.module
+    if _LAST is None or _LAST[0] is not module:
+        _LAST = (module, module.code)
+    return _LAST[1]
+
+
+_LAST: tuple[cst.Module, str] | None = None
+
+
+def in_this_file(program: "Program", node: cst.CSTNode) -> bool:
+    """A fix edits the checked file only: a node of another project file is not in it."""
+    found = program.find(node)
+    return found is not None and found[0] == program.path
+
+
+def indentation(program: "Program", line: int) -> str:
+    """The whitespace that starts line `line` of the file, as written (tabs stay tabs)."""
+    lines = source_of(program).splitlines()
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    return text[: len(text) - len(text.lstrip(" \t\f"))]
+
+
 def insert_line_after(program: "Program", statement: cst.CSTNode, line_text: str, description: str,
-                      *, safe: bool) -> Fix:
+                      *, safe: bool) -> Fix | None:
     """Insert a statement line after `statement`, at its indentation (`line_text` without indent)."""
+    if not in_this_file(program, statement):
+        return None
     line, col, end_line, _ = program.position(statement)
-    indent = " " * (col - 1)
+    indent = indentation(program, line)
+    if len(indent) != col - 1:
+        return None  # the statement does not start its line (`if x: y`)
     return Fix(description, safe, ((end_line + 1, 1, end_line + 1, 1, f"{indent}{line_text}\n"),))
 
 
 def insert_line_before(program: "Program", statement: cst.CSTNode, line_text: str, description: str,
-                       *, safe: bool) -> Fix:
+                       *, safe: bool) -> Fix | None:
+    if not in_this_file(program, statement):
+        return None
     line, col, _, _ = program.position(statement)
-    indent = " " * (col - 1)
+    indent = indentation(program, line)
+    if len(indent) != col - 1:
+        return None  # the statement does not start its line (`if x: y`, `a = 1; b = a`)
     return Fix(description, safe, ((line, 1, line, 1, f"{indent}{line_text}\n"),))
 
 
 def delete_statement(program: "Program", statement: cst.SimpleStatementLine, description: str,
-                     *, safe: bool) -> Fix:
+                     *, safe: bool) -> Fix | None:
     """Remove a whole simple-statement line (its trailing newline included)."""
+    if not in_this_file(program, statement):
+        return None
     line, _, end_line, _ = program.position(statement)
     return Fix(description, safe, ((line, 1, end_line + 1, 1, ""),))
 
 
 def add_keyword(program: "Program", call: cst.Call, keyword: str, value: str, description: str,
-                *, safe: bool) -> Fix:
+                *, safe: bool) -> Fix | None:
     """`f(a, b)` -> `f(a, b, keyword=value)`, built as a libcst transformation of the call."""
     args = list(call.args)
     new_arg = cst.Arg(value=cst.parse_expression(value), keyword=cst.Name(keyword),
