@@ -192,9 +192,21 @@ def _check_stdin(options: CheckOptions, tree: Any) -> int:
         if options.fix_only:
             return EXIT_OK
         remaining = check_source(replace(unit, text=fixed.fixed), settings)
+        if not options.quiet:  # standard output holds the source: what is left goes to standard error
+            _report_remaining(options, remaining)
         return _exit_code(remaining.findings, {}, options.exit_zero, threshold)
     _report(options, result)
     return _exit_code(result.findings, {}, options.exit_zero, threshold)
+
+
+def _report_remaining(options: CheckOptions, remaining: Any) -> None:
+    """The findings a `--stdin-filename --fix` run leaves, reported on standard error."""
+    from devlint.report import ReportOptions, render, summary_line
+
+    if remaining.findings:
+        render(options.format_name, remaining, sys.stderr,
+               ReportOptions(color="never", unsafe_fixes=options.unsafe_fixes, to_terminal=False, quiet=False))
+    click.echo(summary_line(remaining, unsafe_fixes=options.unsafe_fixes), err=True)
 
 
 def _read_stdin() -> bytes:

@@ -137,8 +137,8 @@ def fix_source(path: str, text: str, findings: list[Finding], recheck: Recheck, 
 
     `findings` must be all of the file's findings, not only the fixable ones: a fix is refused
     when the fixed file would not parse, would read a name where it is not bound
-    (devlint.fix.bindings), would have more findings of a code than the file had before, or
-    fails `accept`. A refused fix refuses only itself: the fixes of a round are tried together,
+    (devlint.fix.bindings), would have more findings of a code than the file had before, still
+    has the finding it fixes, or fails `accept`. A refused fix refuses only itself: the fixes of a round are tried together,
     and one by one when that fails."""
     result = FixResult(path, text, text)
     before = Counter(f.code for f in findings)
@@ -158,6 +158,10 @@ def fix_source(path: str, text: str, findings: list[Finding], recheck: Recheck, 
         new_codes = sorted(code for code in counts if counts[code] > before.get(code, 0))
         if new_codes:
             return candidate, f"it would introduce {', '.join(new_codes)}"
+        # a fix that leaves its own finding (and so would be applied again and again) is no fix
+        again = {_key(f, candidate) for f in after if wanted(f, unsafe)}
+        if any(_key(f, current) in again for f in todo):
+            return candidate, "it does not resolve its finding"
         return candidate, after
 
     for _ in range(MAX_ROUNDS):

@@ -44,6 +44,9 @@ def move_call(place_device: str) -> str | None:
     return None
 
 
+_DEVICE_STRING = re.compile(r"^(cpu|cuda|mps|xpu|meta|hpu|npu|xla|ipu)(:\d+)?$")
+
+
 def _is_device_string(text: str) -> bool:
     return text[:1] in ("'", '"') and text[-1:] == text[:1] and bool(_DEVICE_STRING.match(text[1:-1]))
 
