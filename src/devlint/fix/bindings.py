@@ -155,7 +155,7 @@ class _Checker(ast.NodeVisitor):
         self.module = self.scope
         self.deferred = 0  # > 0 inside a function body: module globals are all bound by then
         self.probe = probe
-        self.answer: tuple[bool, list] | None = None
+        self.answer: tuple[bool, list, bool] | None = None
 
     # --- scopes ---------------------------------------------------------------------------
 
@@ -229,7 +229,11 @@ class _Checker(ast.NodeVisitor):
     def _body(self, body: list[ast.stmt]) -> None:
         for stmt in body:
             if self.probe is not None and stmt.lineno <= self.probe[0] <= (stmt.end_lineno or stmt.lineno):
-                self.answer = self._resolve(self.probe[1])
+                bound, values = self._resolve(self.probe[1])
+                scope = self.scope
+                local = scope.kind != "function" or (self.probe[1] in scope.local
+                                                     and self.probe[1] not in scope.declared_global)
+                self.answer = (bound, values, local)
             self.visit(stmt)
 
     def _loop_binds(self, node: ast.AST) -> None:
@@ -449,7 +453,10 @@ def gained(before: Counter | None, after: Counter | None) -> list[str]:
     return sorted({name for (scope, name), count in after.items() if count > before.get((scope, name), 0)})
 
 
-def _probe(text: str, line: int, name: str) -> tuple[bool, list] | None:
+@lru_cache(maxsize=1024)
+def _probe(text: str, line: int, name: str) -> tuple[bool, list, bool] | None:
+    """(bound at `line`, what its resolving scope assigns to it, whether assigning it there keeps
+    it in the same scope: not a global or a closure's name a function would turn local)."""
     tree = _tree(text)
     if tree is None:
         return None
@@ -463,6 +470,13 @@ def readable(text: str, line: int, name: str) -> bool:
     """`name` is bound where line `line` of `text` runs (in its scope, before that line)."""
     answer = _probe(text, line, name)
     return answer is not None and answer[0]
+
+
+def reassignable(text: str, line: int, name: str) -> bool:
+    """`name = f(name)` may be inserted before line `line`: `name` is bound there and assigning
+    it does not make a global (or an enclosing function's name) local to the function."""
+    answer = _probe(text, line, name)
+    return answer is not None and answer[0] and answer[2]
 
 
 def bindings(text: str, line: int, name: str) -> list | None:

@@ -27,7 +27,7 @@ def code(node: cst.CSTNode) -> str:
 def replace_node(program: "Program", node: cst.CSTNode, new: cst.CSTNode | str, description: str,
                  *, safe: bool) -> Fix | None:
     """Replace the source span of `node` with `new` (a node, or source text)."""
-    if not in_this_file(program, node):
+    if file_of(program, node) is None:
         return None
     line, col, end_line, end_col = program.position(node)
     text = new if isinstance(new, str) else code(new)
@@ -36,16 +36,32 @@ def replace_node(program: "Program", node: cst.CSTNode, new: cst.CSTNode | str, 
 
 def insert_text(program: "Program", node: cst.CSTNode, text: str, description: str, *, safe: bool) -> Fix | None:
     """Insert `text` right before `node`."""
-    if not in_this_file(program, node):
+    if file_of(program, node) is None:
         return None
     line, col, _, _ = program.position(node)
     return Fix(description, safe, ((line, col, line, col, text),))
 
 
-def source_of(program: "Program") -> str:
-    """The text of the checked file as its positions count it (one codegen per file, kept)."""
+def file_of(program: "Program", node: cst.CSTNode) -> str | None:
+    """The file that holds `node`: the checked one, or a project file the analysis read."""
+    found = program.find(node)
+    return found[0] if found is not None else None
+
+
+def same_file(program: "Program", node: cst.CSTNode, other: cst.CSTNode) -> bool:
+    """A fix edits the file its finding is reported in: a repair at `node` for a finding at
+    `other` is made only when both are in one file (a module built in models.py and called in
+    train.py is not repaired through train.py's finding)."""
+    path = file_of(program, node)
+    return path is not None and path == file_of(program, other)
+
+
+def source_of(program: "Program", node: cst.CSTNode | None = None) -> str:
+    """The text of the file that holds `node` (the checked file by default), as its positions
+    count it: one codegen per file, kept while that file is the one fixes are built for."""
     global _LAST
-    module = program.module
+    path = file_of(program, node) if node is not None else program.path
+    module = program.module if path in (None, program.path) else program.reached.get(path, program.module)
     if _LAST is None or _LAST[0] is not module:
         _LAST = (module, module.code)
     return _LAST[1]
@@ -54,15 +70,9 @@ def source_of(program: "Program") -> str:
 _LAST: tuple[cst.Module, str] | None = None
 
 
-def in_this_file(program: "Program", node: cst.CSTNode) -> bool:
-    """A fix edits the checked file only: a node of another project file is not in it."""
-    found = program.find(node)
-    return found is not None and found[0] == program.path
-
-
-def indentation(program: "Program", line: int) -> str:
-    """The whitespace that starts line `line` of the file, as written (tabs stay tabs)."""
-    lines = source_of(program).splitlines()
+def indentation(program: "Program", node: cst.CSTNode, line: int) -> str:
+    """The whitespace that starts line `line` of `node`'s file, as written (tabs stay tabs)."""
+    lines = source_of(program, node).splitlines()
     text = lines[line - 1] if 0 < line <= len(lines) else ""
     return text[: len(text) - len(text.lstrip(" \t\f"))]
 
@@ -70,10 +80,10 @@ def indentation(program: "Program", line: int) -> str:
 def insert_line_after(program: "Program", statement: cst.CSTNode, line_text: str, description: str,
                       *, safe: bool) -> Fix | None:
     """Insert a statement line after `statement`, at its indentation (`line_text` without indent)."""
-    if not in_this_file(program, statement):
+    if file_of(program, statement) is None:
         return None
     line, col, end_line, _ = program.position(statement)
-    indent = indentation(program, line)
+    indent = indentation(program, statement, line)
     if len(indent) != col - 1:
         return None  # the statement does not start its line (`if x: y`)
     return Fix(description, safe, ((end_line + 1, 1, end_line + 1, 1, f"{indent}{line_text}\n"),))
@@ -81,10 +91,10 @@ def insert_line_after(program: "Program", statement: cst.CSTNode, line_text: str
 
 def insert_line_before(program: "Program", statement: cst.CSTNode, line_text: str, description: str,
                        *, safe: bool) -> Fix | None:
-    if not in_this_file(program, statement):
+    if file_of(program, statement) is None:
         return None
     line, col, _, _ = program.position(statement)
-    indent = indentation(program, line)
+    indent = indentation(program, statement, line)
     if len(indent) != col - 1:
         return None  # the statement does not start its line (`if x: y`, `a = 1; b = a`)
     return Fix(description, safe, ((line, 1, line, 1, f"{indent}{line_text}\n"),))
@@ -93,7 +103,7 @@ def insert_line_before(program: "Program", statement: cst.CSTNode, line_text: st
 def delete_statement(program: "Program", statement: cst.SimpleStatementLine, description: str,
                      *, safe: bool) -> Fix | None:
     """Remove a whole simple-statement line (its trailing newline included)."""
-    if not in_this_file(program, statement):
+    if file_of(program, statement) is None:
         return None
     line, _, end_line, _ = program.position(statement)
     return Fix(description, safe, ((line, 1, end_line + 1, 1, ""),))

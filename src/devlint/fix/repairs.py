@@ -76,9 +76,9 @@ def device_name_at(program: "Program", node: cst.CSTNode, name: str, *, paramete
     """`name` (a plain variable) holds a device where `node` runs: it is bound there, and every
     assignment to it in the scope that resolves it is a device (a parameter counts only when
     `parameters`: what a caller passes is not known here)."""
-    if not re.fullmatch(r"[A-Za-z_]\w*", name) or not edits.in_this_file(program, node):
+    if not re.fullmatch(r"[A-Za-z_]\w*", name) or edits.file_of(program, node) is None:
         return False
-    text = edits.source_of(program)
+    text = edits.source_of(program, node)
     found = bindings.bindings(text, program.position(node)[0], name)
     if not found:
         return False
@@ -88,22 +88,9 @@ def device_name_at(program: "Program", node: cst.CSTNode, name: str, *, paramete
 def _readable(program: "Program", node: cst.CSTNode, expression: str) -> bool:
     """The names `expression` (`x`, `batch.x`, `args.device`) starts with are bound at `node`."""
     base = re.match(r"[A-Za-z_]\w*", expression)
-    if base is None or not edits.in_this_file(program, node):
+    if base is None or edits.file_of(program, node) is None:
         return False
-    return bindings.readable(edits.source_of(program), program.position(node)[0], base.group(0))
-
-
-def _keeps_names(program: "Program", fix: Fix | None) -> Fix | None:
-    """The fix, when the fixed file reads no name where it is not bound; else None."""
-    if fix is None:
-        return None
-    from devlint.fix.apply import apply_edits
-
-    text = edits.source_of(program)
-    after = apply_edits(text, fix.edits)
-    if bindings.gained(bindings.unbound_reads(text), bindings.unbound_reads(after)):
-        return None
-    return fix
+    return bindings.readable(edits.source_of(program, node), program.position(node)[0], base.group(0))
 
 
 def _runs_without_gpu(program: "Program") -> bool:
@@ -138,14 +125,18 @@ def move_before_use(program: "Program", meet: "Meet") -> Fix | None:
     when `labels` and the device are both bound there."""
     name = meet.host.label
     stmt = meet.ctx.statement
-    if not name or stmt is None or not _TARGET.match(name) or not _readable(program, stmt, name):
+    if not name or stmt is None or not _TARGET.match(name) or not edits.same_file(program, stmt, meet.node) \
+            or not _readable(program, stmt, name):
         return None
+    if re.fullmatch(r"[A-Za-z_]\w*", name) and not bindings.reassignable(
+            edits.source_of(program, stmt), program.position(stmt)[0], name):
+        return None  # `x = x.to(d)` would make a global `x` local to the function: UnboundLocalError
     call = device_move(program, meet.device, stmt)
     if call is None:
         return None
     if isinstance(stmt, cst.SimpleStatementLine) or isinstance(stmt, cst.BaseCompoundStatement):
-        return _keeps_names(program, edits.insert_line_before(
-            program, stmt, f"{name} = {name}{call}", f"move `{name}` to the device before it is used", safe=False))
+        return edits.insert_line_before(program, stmt, f"{name} = {name}{call}",
+                                        f"move `{name}` to the device before it is used", safe=False)
     return None
 
 
@@ -153,14 +144,14 @@ def move_after_construction(program: "Program", meet: "Meet") -> Fix | None:
     """DEV102: `Teacher()` -> `Teacher().to(device)` where the module is built."""
     origin = meet.host.origin
     if origin is None or origin.node is None or not isinstance(origin.node, cst.Call) \
-            or not edits.in_this_file(program, origin.node):
+            or not edits.same_file(program, origin.node, meet.node):
         return None
     call = device_move(program, meet.device, origin.node)
     if call is None:
         return None
     line, col, end_line, end_col = program.position(origin.node)
-    return _keeps_names(program, Fix(f"move the module to the device where it is built: append `{call}`", False,
-                                     ((end_line, end_col, end_line, end_col, call),)))
+    return Fix(f"move the module to the device where it is built: append `{call}`", False,
+               ((end_line, end_col, end_line, end_col, call),))
 
 
 def move_assigned_value(program: "Program", meet: "Meet") -> Fix | None:
@@ -169,14 +160,14 @@ def move_assigned_value(program: "Program", meet: "Meet") -> Fix | None:
     if origin is None:
         return None
     assign = _assignment(origin.node)
-    if not isinstance(assign, cst.Assign) or not edits.in_this_file(program, assign):
+    if not isinstance(assign, cst.Assign) or edits.file_of(program, assign) is None:
         return None
     call = device_move(program, meet.device, assign)
     if call is None:
         return None
     line, col, end_line, end_col = program.position(assign.value)
-    return _keeps_names(program, Fix(f"move the new part to the device: append `{call}`", False,
-                                     ((end_line, end_col, end_line, end_col, call),)))
+    return Fix(f"move the new part to the device: append `{call}`", False,
+               ((end_line, end_col, end_line, end_col, call),))
 
 
 def register_buffer(program: "Program", meet: "Meet") -> Fix | None:
@@ -217,9 +208,9 @@ def factory_device(program: "Program", meet: "Meet") -> Fix | None:
     reference = factory_reference(meet)
     if reference is None:
         return None
-    return _keeps_names(program, edits.add_keyword(program, call, "device", f"{reference}.device",
-                                                    f"create it on the device: `device={reference}.device`",
-                                                    safe=False))
+    # `reference` is read by the factory's own arguments: it is bound where the keyword goes
+    return edits.add_keyword(program, call, "device", f"{reference}.device",
+                             f"create it on the device: `device={reference}.device`", safe=False)
 
 
 def factory_reference(meet: "Meet") -> str | None:
@@ -323,9 +314,7 @@ def map_location_device(program: "Program", call: cst.CSTNode, device: str) -> s
     if _is_device_string(device):
         return device
     if isinstance(call, cst.Call) and device_name_at(program, call, device, parameters=False):
-        fix = edits.add_keyword(program, call, "map_location", device, "", safe=True)
-        if fix is not None and _keeps_names(program, fix) is not None:
-            return device
+        return device
     return '"cpu"'
 
 
