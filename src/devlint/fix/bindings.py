@@ -453,15 +453,193 @@ def gained(before: Counter | None, after: Counter | None) -> list[str]:
     return sorted({name for (scope, name), count in after.items() if count > before.get((scope, name), 0)})
 
 
+class _Sites(_Locals):
+    """`_Locals`, also recording where each name is bound: (first line after which the binding
+    holds, last line of its statement, what is assigned), and the line ranges of loops."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sites: dict[str, list[tuple[int, object]]] = {}
+        self.loops: list[tuple[int, int, set[str]]] = []
+        self._after = 0
+
+    def _site(self, names: list[str], value: object) -> None:
+        for name in names:
+            self.names.add(name)
+            self.sites.setdefault(name, []).append((self._after, value))
+
+    def visit(self, node: ast.AST) -> None:
+        if isinstance(node, ast.stmt):
+            self._after = node.end_lineno or node.lineno
+        super().visit(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        for target in node.targets:
+            self._site(_targets(target), node.value if isinstance(target, ast.Name) else "unpacked")
+            if not isinstance(target, ast.Name):
+                self.generic_visit(target)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+            self._site(_targets(node.target), node.value)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if not isinstance(node.ctx, ast.Load):
+            self._site([node.id], "bound")
+
+    def _loop(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
+        inner = _Locals()
+        for part in (getattr(node, "target", None), *node.body, *node.orelse):
+            if part is not None:
+                inner.visit(part)
+        self.loops.append((node.lineno, node.end_lineno or node.lineno, inner.names))
+        header = node.iter if not isinstance(node, ast.While) else node.test  # type: ignore[union-attr]
+        self._after = header.end_lineno or node.lineno
+        self.generic_visit(node)
+
+    visit_For = visit_AsyncFor = visit_While = _loop
+
+    def _header(self, node: ast.AST) -> None:
+        self._after = node.lineno  # type: ignore[attr-defined]
+        self.generic_visit(node)
+
+    visit_With = visit_AsyncWith = _header
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        self._after = node.lineno
+        if node.name:
+            self._site([node.name], "except")
+        self.generic_visit(node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        super().visit_FunctionDef(node)
+        self._site([node.name], "def")
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        super().visit_ClassDef(node)
+        self._site([node.name], "class")
+
+    def visit_Import(self, node: ast.Import) -> None:
+        self._site([alias.asname or alias.name.split(".")[0] for alias in node.names], "import")
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        super().visit_ImportFrom(node)
+        self._site([alias.asname or alias.name for alias in node.names if alias.name != "*"], "import")
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _chain(tree: ast.Module, line: int) -> list[ast.AST]:
+    """The module, then each function or class whose body holds `line`, outermost first."""
+    chain: list[ast.AST] = [tree]
+    body: list = tree.body
+    while True:
+        found = None
+        stack = list(body)
+        while stack:
+            node = stack.pop()
+            if not isinstance(node, ast.stmt) or not node.lineno <= line <= (node.end_lineno or node.lineno):
+                continue
+            if isinstance(node, _SCOPES):
+                if node.body and node.body[0].lineno <= line:
+                    found = node
+                break
+            for part in ("body", "orelse", "finalbody", "handlers", "cases"):
+                for child in getattr(node, part, None) or []:
+                    stack.extend(child.body if isinstance(child, (ast.ExceptHandler, ast.match_case)) else [child])
+        if found is None:
+            return chain
+        chain.append(found)
+        body = found.body
+
+
+@lru_cache(maxsize=8)
+def _index(text: str) -> "_Index | None":
+    tree = _tree(text)
+    return _Index(tree) if tree is not None else None
+
+
+class _Index:
+    """The bindings of each scope of one file, read when a probe first asks for that scope."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self._scopes: dict[int, _Sites] = {}
+        self.declared_global: set[str] | None = None
+
+    def sites(self, node: ast.AST) -> _Sites:
+        found = self._scopes.get(id(node))
+        if found is None:
+            found = _Sites()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                args = node.args
+                params = [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]]
+                params += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+                found._site(params, PARAM)
+                for name in params:
+                    found.sites[name][-1] = (0, PARAM)
+            found.scan(node.body)  # type: ignore[attr-defined]
+            self._scopes[id(node)] = found
+        return found
+
+    def module_globals(self) -> set[str]:
+        if self.declared_global is None:
+            self.declared_global = _Checker._globals_declared(self.tree)
+        return self.declared_global
+
+
+def _bound_before(sites: _Sites, name: str, line: int) -> tuple[bool, list]:
+    """(a binding of `name` holds at `line` on some path, every value assigned to it)."""
+    found = sites.sites.get(name, [])
+    values = [value for _, value in found]
+    if any(after < line for after, _ in found):
+        return True, values
+    looped = any(start <= line <= end and name in names for start, end, names in sites.loops)
+    return looped, values
+
+
 @lru_cache(maxsize=1024)
 def _probe(text: str, line: int, name: str) -> tuple[bool, list, bool] | None:
     """(bound at `line`, what its resolving scope assigns to it, whether assigning it there keeps
-    it in the same scope: not a global or a closure's name a function would turn local)."""
-    tree = _tree(text)
-    if tree is None:
+    it in the same scope: not a global or a closure's name a function would turn local).
+
+    Only the scopes that hold `line` are read (not the whole file, as `unbound_reads` does): a
+    repair asks this for each finding of every check, fixing or not."""
+    index = _index(text)
+    if index is None:
         return None
     try:
-        return _Checker((line, name)).run(tree).answer
+        chain = _chain(index.tree, line)
+        innermost = chain[-1]
+        deferred = any(isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) for scope in chain)
+        own = index.sites(innermost)
+        function = isinstance(innermost, (ast.FunctionDef, ast.AsyncFunctionDef))
+        if name not in own.declared_global and function and name in own.names - own.declared_nonlocal:
+            bound, values = _bound_before(own, name, line)
+            return bound, values, True
+        if isinstance(innermost, ast.ClassDef):
+            bound, values = _bound_before(own, name, line)
+            if bound:
+                return True, values, True
+        if name not in own.declared_global:
+            for scope in reversed(chain[1:-1]):
+                if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    outer = index.sites(scope)
+                    if name in outer.names or outer.star:
+                        return True, [v for _, v in outer.sites.get(name, [])], not function
+        module = index.sites(index.tree)
+        values = [v for _, v in module.sites.get(name, [])]
+        if deferred:
+            bound = name in module.names or name in index.module_globals()
+        else:
+            bound = _bound_before(module, name, line)[0]
+        bound = bound or name in _BUILTINS or module.star
+        return bound, values, not function
     except RecursionError:
         return None
 

@@ -62,6 +62,8 @@ def source_of(program: "Program", node: cst.CSTNode | None = None) -> str:
     global _LAST
     path = file_of(program, node) if node is not None else program.path
     module = program.module if path in (None, program.path) else program.reached.get(path, program.module)
+    if module is program.module and program.source is not None:
+        return program.source
     if _LAST is None or _LAST[0] is not module:
         _LAST = (module, module.code)
     return _LAST[1]
