@@ -155,8 +155,33 @@ def test_no_move_inserted_where_the_device_is_a_callers_local(tmp_path: Path) ->
 
         main()
     """)
+    _write(tmp_path / "metrics.py", """
+        import torch
+        import torch.nn as nn
+        from torch.utils.data import DataLoader, TensorDataset
+
+
+        def accuracy(model, loader):
+            correct = 0
+            for images, labels in loader:
+                logits = model(images)
+                correct += (logits.argmax(1) == labels).sum().item()
+            return correct
+
+
+        def main():
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            model = nn.Linear(8, 3).to(device)
+            loader = DataLoader(TensorDataset(torch.randn(32, 8), torch.randint(0, 3, (32,))), batch_size=8)
+            print(accuracy(model, loader))
+
+
+        main()
+    """)
     original = script.read_text()
-    _run(*FIX, str(script))
+    metrics = (tmp_path / "metrics.py").read_text()
+    _run(*FIX, str(tmp_path))
+    assert (tmp_path / "metrics.py").read_text() == metrics  # `device = ...` is main's, not accuracy's
     fixed = script.read_text()
     before, after = unbound_reads(original), unbound_reads(fixed)
     assert after is not None and all(after[key] <= before.get(key, 0) for key in after)
@@ -177,23 +202,43 @@ def test_a_fix_that_makes_a_global_local_is_refused(tmp_path: Path) -> None:
 
 
 def test_no_unconditional_cuda_in_code_that_runs_on_the_cpu(tmp_path: Path) -> None:
+    """The teacher meets `.cuda()` tensors on the GPU path only: appending `.cuda()` where it is
+    built would crash the CPU path the program supports."""
     script = _write(tmp_path / "distill.py", """
         import torch
         import torch.nn as nn
 
         use_cuda = torch.cuda.is_available()
         device = torch.device("cuda" if use_cuda else "cpu")
+        head = nn.Linear(2, 2).to(device)
         student = nn.Linear(8, 2)
+        teacher = nn.Linear(8, 2)
         if use_cuda:
             student = student.cuda()
-        teacher = nn.Linear(8, 2)
-        x = torch.randn(4, 8).to(device)
-        print(student(x), teacher(x))
+            x = torch.randn(4, 8).cuda()
+            print(student(x), teacher(x))
     """)
+    original = script.read_text()
     _run(*FIX, str(script))
     fixed = script.read_text()
-    assert fixed.count(".cuda()") == 1  # only the program's own, under its `if`
-    assert "nn.Linear(8, 2).to(device)" in fixed
+    assert fixed.count(".cuda()") == original.count(".cuda()")
+    assert "teacher = nn.Linear(8, 2)\n" in fixed or "teacher = nn.Linear(8, 2).to(device)\n" in fixed
+
+
+def test_the_device_variable_replaces_cuda_where_it_is_bound(tmp_path: Path) -> None:
+    """The twin: the GPU switch decides everything, the fix moves with the program's variable."""
+    script = _write(tmp_path / "finetune.py", """
+        import torch
+        import torch.nn as nn
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        backbone = nn.Linear(8, 4).to(device)
+        head = nn.Linear(4, 2)
+        features = backbone(torch.randn(2, 8, device=device))
+        print(head(features))
+    """)
+    fixed = _fix_twice(script)
+    assert "head = nn.Linear(4, 2).to(device)" in fixed and ".cuda()" not in fixed
 
 
 def test_register_buffer_fix_keeps_checkpoints_loading(tmp_path: Path) -> None:
@@ -235,7 +280,9 @@ def test_a_refused_fix_refuses_only_itself() -> None:
 
 # --- only what was asked for, only as it was read -----------------------------------------------
 
-def test_an_excluded_file_is_never_written(tmp_path: Path) -> None:
+def test_an_excluded_file_is_neither_written_nor_reported(tmp_path: Path) -> None:
+    """A library layer excluded by the configuration, imported by the script the user names:
+    its finding (reached through the import) is not reported, and `--fix` does not write it."""
     project = tmp_path / "proj"
     _write(project / "pyproject.toml", """
         [tool.devlint]
@@ -245,27 +292,38 @@ def test_an_excluded_file_is_never_written(tmp_path: Path) -> None:
         import torch
         import torch.nn as nn
 
-        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
+        class Mixer(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.proj = nn.Linear(n, n)
+                self.mask = torch.tril(torch.ones(n, n))
 
-        def build():
-            net = nn.Linear(8, 2)
-            net.load_state_dict(torch.load("net.pt"))
-            return net.to(device)
+            def forward(self, x):
+                return self.proj(x) @ self.mask
     """)
     _write(project / "use_models.py", """
-        from models import build
+        import torch
 
-        print(build())
+        from models import Mixer
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = Mixer(8).to(device)
+        print(model(torch.randn(4, 8, device=device)))
     """)
     original = models.read_text()
     old = os.getcwd()
     os.chdir(project)
     try:
-        _run(*FIX, "--force-exclude", "use_models.py")
+        checked = _run("check", "--select", "ALL", "--no-cache", "--force-exclude", "use_models.py")
+        fixed = _run(*FIX, "--force-exclude", "use_models.py")
+        included = _run("check", "--select", "ALL", "--no-cache", "models.py", "use_models.py")
     finally:
         os.chdir(old)
     assert models.read_text() == original
+    assert checked[0] == 0 and "models.py:" not in checked[1]
+    assert fixed[0] == 0
+    assert included[0] == 1 and "models.py:9" in included[1]  # named, it is checked and reported
 
 
 def test_a_file_edited_after_the_check_is_left_alone(tmp_path: Path, monkeypatch) -> None:

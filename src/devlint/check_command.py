@@ -254,9 +254,10 @@ def _check_files(options: CheckOptions, tree: Any, progress_for: Callable[[bool,
             result, fixed = outcome
             fixed_any = fixed_any or fixed
             threshold = _threshold(options, group.settings)
-            for finding in result.findings:
+            kept = _not_excluded(result.findings, {f.display for f in group.files}, tree)
+            for finding in kept:
                 thresholds[_key(finding)] = threshold
-            findings.extend(result.findings)
+            findings.extend(kept)
             sources.update(result.sources)
     finally:
         close = getattr(progress, "close", None)
@@ -270,6 +271,21 @@ def _check_files(options: CheckOptions, tree: Any, progress_for: Callable[[bool,
         return EXIT_FINDINGS if changed else EXIT_OK
     result = RunResult(files_checked=total, findings=rank_findings(findings), sources=sources)
     return result, thresholds, fixed_any, [file.path for file in files]
+
+
+def _not_excluded(findings: list, checked: set[str], tree: Any) -> list:
+    """The findings without those in an excluded file that another checked file imports: an
+    excluded file is neither reported nor fixed (devlint.fix.run writes only checked files)."""
+    excluded: dict[str, bool] = {}
+    kept = []
+    for finding in findings:
+        path = finding.path
+        if path not in checked and path not in excluded:
+            full = os.path.abspath(path)
+            excluded[path] = os.path.isfile(full) and tree.excluded(full, False)
+        if not excluded.get(path, False):
+            kept.append(finding)
+    return kept
 
 
 def _folder_finding(folder: str, why: str) -> Any:
