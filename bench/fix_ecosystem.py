@@ -164,7 +164,8 @@ def used_before_bound(text: str) -> Counter:
             if scope_table.get_type() == "module":
                 if symbol.is_global() or symbol.is_assigned() or symbol.is_imported():
                     first = first_binding(nodes, node.id)
-                    if first is None and node.id not in BUILTINS and not star and not _bound_in_functions(tree, node.id):
+                    if first is None and node.id not in BUILTINS and not star \
+                            and not _bound_in_functions(tree, node.id):
                         found[(label, node.id)] += 1
                     elif first is not None and (node.lineno, node.col_offset) < first and not in_loop(node, loop_nodes):
                         found[(label, node.id)] += 1
@@ -303,7 +304,8 @@ def fix_repository(devlint: list[str], source: str, target: str, scratch: str) -
             continue
         old_text, new_text = "\n".join(old_texts), "\n".join(new_texts)
         old_unbound, new_unbound = used_before_bound(old_text), used_before_bound(new_text)
-        gained = sorted({f"{scope}:{name}" for (scope, name), n in new_unbound.items() if n > old_unbound[(scope, name)]})
+        gained = sorted({f"{scope}:{name}" for (scope, name), n in new_unbound.items()
+                         if n > old_unbound[(scope, name)]})
         if gained:
             report["unbound"].append(f"{rel}: {', '.join(gained)}")
         report["map_location"].extend(f"{rel}: map_location={bad}" for bad in bad_map_locations(old_text, new_text))

@@ -519,7 +519,8 @@ def test_notebook_keeps_every_byte_outside_the_fixed_cell(tmp_path: Path) -> Non
     notebook.write_bytes(NOTEBOOK.encode("utf-8"))
     code, _, err = _run(*FIX, str(notebook))
     assert "internal error" not in err
-    expected = NOTEBOOK.replace('torch.load(\\"checkpoint.pt\\")', 'torch.load(\\"checkpoint.pt\\", map_location=device)')
+    expected = NOTEBOOK.replace('torch.load(\\"checkpoint.pt\\")',
+                                'torch.load(\\"checkpoint.pt\\", map_location=device)')
     assert expected != NOTEBOOK
     assert notebook.read_bytes() == expected.encode("utf-8")
     _run(*FIX, str(notebook))

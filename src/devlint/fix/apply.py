@@ -138,8 +138,8 @@ def fix_source(path: str, text: str, findings: list[Finding], recheck: Recheck, 
     `findings` must be all of the file's findings, not only the fixable ones: a fix is refused
     when the fixed file would not parse, would read a name where it is not bound
     (devlint.fix.bindings), would have more findings of a code than the file had before, still
-    has the finding it fixes, or fails `accept`. A refused fix refuses only itself: the fixes of a round are tried together,
-    and one by one when that fails."""
+    has the finding it fixes, or fails `accept`. A refused fix refuses only itself: the fixes of
+    a round are tried together, and one by one when that fails."""
     result = FixResult(path, text, text)
     before = Counter(f.code for f in findings)
     base_unbound = unbound_reads(text)

@@ -159,8 +159,9 @@ def replace_code_cells(raw: bytes, old_cells: list[str], new_cells: list[str]) -
         document = json.loads(out.lstrip("\ufeff"))
     except ValueError:
         return None
-    written = [c.get("source", "") for c in document.get("cells", []) if isinstance(c, dict) and c.get("cell_type") == "code"]
-    written = ["".join(s) if isinstance(s, list) else s for s in written]
+    written = [cell.get("source", "") for cell in document.get("cells", [])
+               if isinstance(cell, dict) and cell.get("cell_type") == "code"]
+    written = ["".join(source) if isinstance(source, list) else source for source in written]
     if written != list(new_cells):
         return None
     return out.encode("utf-8", "surrogatepass")
