@@ -192,9 +192,21 @@ def _check_stdin(options: CheckOptions, tree: Any) -> int:
         if options.fix_only:
             return EXIT_OK
         remaining = check_source(replace(unit, text=fixed.fixed), settings)
+        if not options.quiet:  # standard output holds the source: what is left goes to standard error
+            _report_remaining(options, remaining)
         return _exit_code(remaining.findings, {}, options.exit_zero, threshold)
     _report(options, result)
     return _exit_code(result.findings, {}, options.exit_zero, threshold)
+
+
+def _report_remaining(options: CheckOptions, remaining: Any) -> None:
+    """The findings a `--stdin-filename --fix` run leaves, reported on standard error."""
+    from devlint.report import ReportOptions, render, summary_line
+
+    if remaining.findings:
+        render(options.format_name, remaining, sys.stderr,
+               ReportOptions(color="never", unsafe_fixes=options.unsafe_fixes, to_terminal=False, quiet=False))
+    click.echo(summary_line(remaining, unsafe_fixes=options.unsafe_fixes), err=True)
 
 
 def _read_stdin() -> bytes:
@@ -242,9 +254,10 @@ def _check_files(options: CheckOptions, tree: Any, progress_for: Callable[[bool,
             result, fixed = outcome
             fixed_any = fixed_any or fixed
             threshold = _threshold(options, group.settings)
-            for finding in result.findings:
+            kept = _not_excluded(result.findings, {f.display for f in group.files}, tree)
+            for finding in kept:
                 thresholds[_key(finding)] = threshold
-            findings.extend(result.findings)
+            findings.extend(kept)
             sources.update(result.sources)
     finally:
         close = getattr(progress, "close", None)
@@ -258,6 +271,21 @@ def _check_files(options: CheckOptions, tree: Any, progress_for: Callable[[bool,
         return EXIT_FINDINGS if changed else EXIT_OK
     result = RunResult(files_checked=total, findings=rank_findings(findings), sources=sources)
     return result, thresholds, fixed_any, [file.path for file in files]
+
+
+def _not_excluded(findings: list, checked: set[str], tree: Any) -> list:
+    """The findings without those in an excluded file that another checked file imports: an
+    excluded file is neither reported nor fixed (devlint.fix.run writes only checked files)."""
+    excluded: dict[str, bool] = {}
+    kept = []
+    for finding in findings:
+        path = finding.path
+        if path not in checked and path not in excluded:
+            full = os.path.abspath(path)
+            excluded[path] = os.path.isfile(full) and tree.excluded(full, False)
+        if not excluded.get(path, False):
+            kept.append(finding)
+    return kept
 
 
 def _folder_finding(folder: str, why: str) -> Any:
@@ -293,7 +321,9 @@ def _check_group(options: CheckOptions, group: Any, targets: list[str], progress
     write = options.fix and not options.diff
     if write:  # what an earlier, killed `--fix` run left beside the files
         remove_stale_temp_files(os.path.dirname(os.path.abspath(f.path)) for f in files)
-    fixes = fix_files(result, group.settings, unsafe=options.unsafe_fixes, write=write)
+    # only the files this run names or discovers (not excluded) are written
+    fixes = fix_files(result, group.settings, unsafe=options.unsafe_fixes, write=write,
+                      paths={f.display for f in files})
     for refused in fixes.refused:
         click.echo(f"{refused.path}: {refused.refused}", err=True)
     count = sum(len(c.applied) for c in fixes.changed)

@@ -88,7 +88,7 @@ def analyse(module: cst.Module, path: str, *, package: str = "",
                        for unit in analysis.reached.values())
     return Program(path, module, analysis.events,
                    {display: unit.module for display, unit in analysis.reached.items()},
-                   frozenset(analysis.availability_conds))
+                   frozenset(analysis.availability_conds), source=source)
 
 
 def check_text(

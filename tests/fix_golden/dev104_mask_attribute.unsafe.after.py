@@ -6,7 +6,7 @@ class CausalMixer(nn.Module):
     def __init__(self, n):
         super().__init__()
         self.proj = nn.Linear(n, n)
-        self.register_buffer("mask", torch.tril(torch.ones(n, n)))
+        self.register_buffer("mask", torch.tril(torch.ones(n, n)), persistent=False)
 
     def forward(self, x):
         return self.proj(x) @ self.mask

@@ -31,6 +31,8 @@ class Program:
     reached: dict[str, "cst.Module"] = field(default_factory=dict)
     # normalised `if` tests computed from torch.cuda.is_available() (devices.effective reads them)
     availability_conditions: frozenset[str] = frozenset()
+    # the checked file's text (what `module` was parsed from): repairs read its names
+    source: str | None = field(default=None, repr=False)
     _positions: dict | None = field(default=None, repr=False)
     _phases: object | None = field(default=None, repr=False)
 

@@ -1,16 +1,16 @@
 """Applying fixes without ever breaking a file.
 
-A fixed source must parse and must not bring a finding that was not there before; otherwise the
-file is left exactly as it was and the refusal is reported. Files are written atomically (a
-temporary file beside it, then a rename) in their own encoding, BOM and newline style, keeping
-the file mode. Fixing again changes nothing (fixes are applied until none is left, a few rounds
-at most). Notebooks are fixed cell by cell, keeping outputs and metadata.
+A fix is applied only when the fixed source parses, reads no name where it is not bound
+(devlint.fix.bindings) and brings no finding that was not there before; a fix that fails is
+refused alone, and the refusal is reported. Fixes are applied until none is left, so a second
+run changes nothing. Files are written through devlint.atomic in their own encoding, BOM and
+newline style; notebooks cell by cell, every byte outside the fixed cells kept
+(devlint.fix.notebook_write).
 """
 
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import re
 import time
@@ -21,11 +21,15 @@ from typing import Callable, Iterable
 import libcst as cst
 
 from devlint.atomic import write_atomically
+from devlint.fix.bindings import gained, unbound_reads
 from devlint.findings import Finding
 from devlint.source import SourceUnit, split_lines
 
 Recheck = Callable[[str], list[Finding]]
-MAX_ROUNDS = 4
+# what else a fixed text must satisfy (a notebook: no fix crosses cells): a reason to refuse, or None
+Accept = Callable[[str], "str | None"]
+# a safety net, never reached on real code: each round applies every fix left or refuses one
+MAX_ROUNDS = 200
 
 
 @dataclass
@@ -34,7 +38,7 @@ class FixResult:
     original: str
     fixed: str
     applied: list[Finding] = field(default_factory=list)
-    refused: str | None = None  # why no fix was applied, when one was attempted
+    refused: str | None = None  # the fixes that were not applied, and why
 
     @property
     def changed(self) -> bool:
@@ -56,22 +60,33 @@ def _offsets(text: str) -> list[int]:
     return starts
 
 
-def apply_edits(text: str, edits: Iterable[tuple[int, int, int, int, str]]) -> str:
-    """Apply non-overlapping (line, col, end_line, end_col, replacement) edits; later ones win
-    nothing: an edit overlapping an earlier-applied one is skipped."""
+def newline_of(text: str) -> str:
+    """The file's own line ending (an inserted line ends like the others)."""
+    if "\r\n" in text:
+        return "\r\n"
+    if "\r" in text and "\n" not in text:
+        return "\r"
+    return "\n"
+
+
+def _spans(text: str, edits: Iterable[tuple[int, int, int, int, str]]) -> list[tuple[int, int, str]]:
     starts = _offsets(text)
-    newline = "\r\n" if "\r\n" in text else "\n"
+    newline = newline_of(text)
 
     def offset(line: int, col: int) -> int:
         if line - 1 >= len(starts):
             return len(text)
         return min(starts[line - 1] + col - 1, len(text))
 
-    spans = []
-    for line, col, end_line, end_col, replacement in edits:
-        spans.append((offset(line, col), offset(end_line, end_col), replacement.replace("\n", newline)
-                      if newline != "\n" else replacement))
-    spans.sort(key=lambda s: (s[0], s[1]), reverse=True)
+    return [(offset(line, col), offset(end_line, end_col),
+             replacement.replace("\n", newline) if newline != "\n" else replacement)
+            for line, col, end_line, end_col, replacement in edits]
+
+
+def apply_edits(text: str, edits: Iterable[tuple[int, int, int, int, str]]) -> str:
+    """Apply non-overlapping (line, col, end_line, end_col, replacement) edits; later ones win
+    nothing: an edit overlapping an earlier-applied one is skipped."""
+    spans = sorted(_spans(text, edits), key=lambda s: (s[0], s[1]), reverse=True)
     out = text
     last_start = len(text) + 1
     for start, end, replacement in spans:
@@ -82,42 +97,118 @@ def apply_edits(text: str, edits: Iterable[tuple[int, int, int, int, str]]) -> s
     return out
 
 
-def fix_source(path: str, text: str, findings: list[Finding], recheck: Recheck, *, unsafe: bool) -> FixResult:
-    """Apply the wanted fixes of `findings` to `text`, re-checking after each round.
+def _key(finding: Finding, text: str) -> tuple:
+    """What names a fix from one round to the next, whatever lines earlier fixes added: its
+    code, its description, its new text and the line it applies to."""
+    assert finding.fix is not None
+    lines = split_lines(text)
+    first = finding.fix.edits[0][0]
+    where = lines[first - 1].strip() if 0 < first <= len(lines) else ""
+    return (finding.code, finding.fix.description, tuple(e[4] for e in finding.fix.edits), where)
+
+
+def _round(text: str, findings: list[Finding], unsafe: bool, rejected: dict) -> list[Finding]:
+    """The fixes to try this round: wanted, not refused before, edits that overlap no other.
+    A line inserted for one name (`labels = labels.to(device)`) is inserted once a round:
+    the re-check says whether a later use still needs it."""
+    todo: list[Finding] = []
+    seen: set = set()
+    taken: list[tuple[int, int]] = []
+    for finding in findings:
+        if not wanted(finding, unsafe) or _key(finding, text) in rejected:
+            continue
+        fix = finding.fix
+        assert fix is not None
+        inserts_line = any(e[:2] == e[2:4] and e[4].endswith("\n") for e in fix.edits)
+        once = fix.description if inserts_line else fix.edits
+        spans = [(start, end) for start, end, _ in _spans(text, fix.edits)]
+        if once in seen or any(s < e2 and s2 < e or (s == e == s2 == e2) for s, e in spans for s2, e2 in taken):
+            continue
+        seen.add(once)
+        taken.extend(spans)
+        todo.append(finding)
+    return todo
+
+
+def fix_source(path: str, text: str, findings: list[Finding], recheck: Recheck, *, unsafe: bool,
+               accept: Accept | None = None) -> FixResult:
+    """Apply every wanted fix of `findings` to `text`, until none is left (the fixed point: a
+    second run changes nothing).
 
     `findings` must be all of the file's findings, not only the fixable ones: a fix is refused
-    when the fixed file has more findings of a code than the file had before, and a finding
-    that no fix touches is still there afterwards."""
+    when the fixed file would not parse, would read a name where it is not bound
+    (devlint.fix.bindings), would have more findings of a code than the file had before, still
+    has the finding it fixes, or fails `accept`. A refused fix refuses only itself: the fixes of
+    a round are tried together, and one by one when that fails."""
     result = FixResult(path, text, text)
-    current, current_findings = text, findings
     before = Counter(f.code for f in findings)
-    for _ in range(MAX_ROUNDS):
-        todo, seen = [], set()
-        for finding in current_findings:
-            # one repair per description a round: `labels` used on two lines is moved once
-            if wanted(finding, unsafe) and finding.fix.description not in seen:  # type: ignore[union-attr]
-                seen.add(finding.fix.description)  # type: ignore[union-attr]
-                todo.append(finding)
-        if not todo:
-            break
+    base_unbound = unbound_reads(text)
+    current, current_findings = text, findings
+    rejected: dict[tuple, str] = {}
+
+    def attempt(todo: list[Finding]) -> tuple[str, list[Finding] | str]:
         candidate = apply_edits(current, (e for f in todo for e in f.fix.edits))  # type: ignore[union-attr]
         if candidate == current:
-            break
-        try:
-            cst.parse_module(candidate)
-        except Exception as exc:
-            result.refused = f"the fixed source would not parse ({type(exc).__name__}); file left unchanged"
-            return FixResult(path, text, text, refused=result.refused)
+            return candidate, "it changes nothing"
+        why = _broken(candidate, base_unbound) or (accept(candidate) if accept is not None else None)
+        if why:
+            return candidate, why
         after = recheck(candidate)
         counts = Counter(f.code for f in after)
-        new_codes = [code for code in counts if counts[code] > before.get(code, 0)]
+        new_codes = sorted(code for code in counts if counts[code] > before.get(code, 0))
         if new_codes:
-            result.refused = (f"the fix would introduce {', '.join(sorted(new_codes))}; file left unchanged")
-            return FixResult(path, text, text, refused=result.refused)
+            return candidate, f"it would introduce {', '.join(new_codes)}"
+        # a fix that leaves its own finding (and so would be applied again and again) is no fix
+        again = {_key(f, candidate) for f in after if wanted(f, unsafe)}
+        if any(_key(f, current) in again for f in todo):
+            return candidate, "it does not resolve its finding"
+        return candidate, after
+
+    for _ in range(MAX_ROUNDS):
+        todo = _round(current, current_findings, unsafe, rejected)
+        if not todo:
+            break
+        candidate, outcome = attempt(todo)
+        if isinstance(outcome, str) and len(todo) > 1:
+            for finding in todo:  # one by one: the first that passes starts the next round
+                candidate, outcome = attempt([finding])
+                if not isinstance(outcome, str):
+                    todo = [finding]
+                    break
+                rejected[_key(finding, current)] = _refusal(finding, outcome)
+        if isinstance(outcome, str):
+            for finding in todo:
+                rejected.setdefault(_key(finding, current), _refusal(finding, outcome))
+            continue
         result.applied.extend(todo)
-        current, current_findings = candidate, after
+        current, current_findings = candidate, outcome
     result.fixed = current
+    reasons = [why for why in rejected.values() if why]
+    if reasons:
+        result.refused = "; ".join(reasons)
     return result
+
+
+def _broken(candidate: str, base_unbound: Counter | None) -> str | None:
+    """Why a fixed text breaks the program, or None."""
+    try:
+        cst.parse_module(candidate)
+    except Exception as exc:
+        return f"the fixed source would not parse ({type(exc).__name__})"
+    after = unbound_reads(candidate)
+    if after is None and base_unbound is not None:
+        return "the fixed source would not compile"
+    names = gained(base_unbound, after)
+    if names:
+        return f"it would read {', '.join(f'`{n}`' for n in names)} where it is not bound"
+    return None
+
+
+def _refusal(finding: Finding, why: str) -> str:
+    if why == "it changes nothing":
+        return ""
+    assert finding.fix is not None
+    return f"fix for {finding.code} at line {finding.line} not applied ({finding.fix.description}): {why}"
 
 
 def unified_diff(result: FixResult) -> str:
@@ -128,32 +219,24 @@ def unified_diff(result: FixResult) -> str:
 
 # --- writing --------------------------------------------------------------------------------
 
+def source_bytes(unit: SourceUnit, fixed: str) -> bytes:
+    """`fixed` in the file's own encoding and BOM (its newlines are the text's own)."""
+    data = fixed.encode(unit.encoding)
+    return b"\xef\xbb\xbf" + data if unit.bom else data
+
+
+def notebook_bytes(unit: SourceUnit, raw: bytes, fixed_cells: list[str]) -> bytes | None:
+    """The notebook `raw` with the fixed code cells' sources; every other byte kept. None when
+    its JSON cannot be rewritten that way."""
+    from devlint.fix.notebook_write import replace_code_cells
+
+    assert unit.cells is not None
+    return replace_code_cells(raw, list(unit.cells), fixed_cells)
+
+
 def write_source(unit: SourceUnit, fixed: str) -> None:
     """Write `fixed` over the file of `unit`, atomically, in its own encoding, BOM and mode."""
-    data = fixed.encode(unit.encoding)
-    if unit.bom:
-        data = b"\xef\xbb\xbf" + data
-    write_atomically(unit.path, data, durable=True)
-
-
-def write_notebook(unit: SourceUnit, fixed_cells: list[str]) -> None:
-    """Replace the source of each code cell, keeping outputs, metadata and formatting style."""
-    with open(unit.path, "rb") as handle:
-        raw = handle.read()
-    document = json.loads(raw.decode("utf-8-sig"))
-    index = 0
-    for cell in document.get("cells", []):
-        if isinstance(cell, dict) and cell.get("cell_type") == "code":
-            if index < len(fixed_cells):
-                was_list = isinstance(cell.get("source"), list)
-                new = fixed_cells[index]
-                cell["source"] = new.splitlines(keepends=True) if was_list else new
-            index += 1
-    indent = 1 if b'\n "' in raw[:200] else (2 if b'\n  "' in raw[:200] else None)
-    text = json.dumps(document, indent=indent, ensure_ascii=False)
-    if raw.endswith(b"\n"):
-        text += "\n"
-    write_atomically(unit.path, text.encode("utf-8"), durable=True)
+    write_atomically(unit.path, source_bytes(unit, fixed), durable=True)
 
 
 _TEMP_NAME = re.compile(r"^\.devlint-(\d+)-[A-Za-z0-9_]+\.tmp$")  # atomic.TEMP_PREFIX ... TEMP_SUFFIX

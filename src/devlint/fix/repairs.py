@@ -1,9 +1,12 @@
 """The repairs rules attach to their findings, built from what the analysis recorded.
 
 Each builder returns a devlint.findings.Fix or None when it cannot be sure the repair is
-well-formed (an expression it cannot name, a device that is not yet defined at that point).
-The fixer re-parses and re-checks every result, so a None here is about staying useful, not
-about safety.
+well-formed. A repair writes only names bound where it writes them (devlint.fix.bindings: in that
+scope, before that line runs), and a device only as a device: a device string, a
+`torch.device(...)`, or a variable the program assigns one to. In a program that also runs
+without a GPU a repair follows the program's own device choice (`.to(device)`), never an
+unconditional `.cuda()`. The fixer re-parses, re-checks and re-checks the names of every result
+as well, so what slips through here is refused there.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from devlint.fix import edits
+from devlint.fix import bindings, edits
 from devlint.analysis.values import Value
 from devlint.findings import Fix
 
@@ -41,22 +44,95 @@ def move_call(place_device: str) -> str | None:
     return None
 
 
-def _defined_before(program: "Program", value: Value, node: cst.CSTNode) -> bool:
-    """Was the device value moved (so its expression evaluated) before `node`, in the same file?"""
-    moved = value.place.node
-    if moved is None:
+_DEVICE_STRING = re.compile(r"^(cpu|cuda|mps|xpu|meta|hpu|npu|xla|ipu)(:\d+)?$")
+
+
+def _is_device_string(text: str) -> bool:
+    return text[:1] in ("'", '"') and text[-1:] == text[:1] and bool(_DEVICE_STRING.match(text[1:-1]))
+
+
+def _device_valued(value: object, text: str, depth: int = 0) -> bool:
+    """An `ast` expression that evaluates to a device: a device string, `torch.device(...)`,
+    `t.device` / `args.device`, a choice between those, or a name assigned one of those."""
+    import ast
+
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, str) and bool(_DEVICE_STRING.match(value.value))
+    if isinstance(value, ast.IfExp):
+        return _device_valued(value.body, text, depth) and _device_valued(value.orelse, text, depth)
+    if isinstance(value, ast.Call):
+        func = value.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        return name == "device"
+    if isinstance(value, ast.Attribute):
+        return value.attr == "device"
+    if isinstance(value, ast.Name) and depth < 3:
+        found = bindings.bindings(text, value.lineno, value.id)
+        return bool(found) and all(_device_valued(v, text, depth + 1) for v in found)  # type: ignore[union-attr]
+    return False
+
+
+def device_name_at(program: "Program", node: cst.CSTNode, name: str, *, parameters: bool) -> bool:
+    """`name` (a plain variable) holds a device where `node` runs: it is bound there, and every
+    assignment to it in the scope that resolves it is a device (a parameter counts only when
+    `parameters`: what a caller passes is not known here)."""
+    if not re.fullmatch(r"[A-Za-z_]\w*", name) or edits.file_of(program, node) is None:
         return False
-    moved_path, moved_pos = program.locate(moved)
-    node_path, node_pos = program.locate(node)
-    return moved_path == node_path and moved_pos[0] < node_pos[0]
+    text = edits.source_of(program, node)
+    found = bindings.bindings(text, program.position(node)[0], name)
+    if not found:
+        return False
+    return all((parameters and v == bindings.PARAM) or _device_valued(v, text) for v in found)
+
+
+def _readable(program: "Program", node: cst.CSTNode, expression: str) -> bool:
+    """The names `expression` (`x`, `batch.x`, `args.device`) starts with are bound at `node`."""
+    base = re.match(r"[A-Za-z_]\w*", expression)
+    if base is None or edits.file_of(program, node) is None:
+        return False
+    return bindings.readable(edits.source_of(program, node), program.position(node)[0], base.group(0))
+
+
+def _runs_without_gpu(program: "Program") -> bool:
+    from devlint.rules._portability import supports_cpu
+
+    return supports_cpu(program)
+
+
+def device_move(program: "Program", device: Value, node: cst.CSTNode) -> str | None:
+    """The move to write at `node` for a value on `device`: `.to(<the device variable>)` when
+    that variable holds a device there; `.cuda()` / `.to("cuda:1")` only in a program that
+    never runs without a GPU; else None (no fix)."""
+    call = move_call(device.place.device)
+    if call is None:
+        return None
+    text = device.place.device.strip()
+    if call == ".cuda()" or (_is_device_string(call[4:-1]) and "cpu" not in call):
+        if not _runs_without_gpu(program):
+            return call
+        for move in program.moves:  # the program's own device variable, where it is readable
+            name = move.device_name
+            if name and move.target.on_device and device_name_at(program, node, name, parameters=False):
+                return f".to({name})"
+        return None
+    if "." in text:  # `args.device`, `self.device`: its owner must be bound here
+        return call if text.rsplit(".", 1)[1].endswith("device") and _readable(program, node, text) else None
+    return call if device_name_at(program, node, text, parameters=True) else None
 
 
 def move_before_use(program: "Program", meet: "Meet") -> Fix | None:
-    """DEV101: `labels = labels.to(device)` on the line before the statement that mixes them."""
+    """DEV101: `labels = labels.to(device)` on the line before the statement that mixes them,
+    when `labels` and the device are both bound there."""
     name = meet.host.label
-    call = move_call(meet.device.place.device)
     stmt = meet.ctx.statement
-    if not name or call is None or stmt is None or not _TARGET.match(name):
+    if not name or stmt is None or not _TARGET.match(name) or not edits.same_file(program, stmt, meet.node) \
+            or not _readable(program, stmt, name):
+        return None
+    if re.fullmatch(r"[A-Za-z_]\w*", name) and not bindings.reassignable(
+            edits.source_of(program, stmt), program.position(stmt)[0], name):
+        return None  # `x = x.to(d)` would make a global `x` local to the function: UnboundLocalError
+    call = device_move(program, meet.device, stmt)
+    if call is None:
         return None
     if isinstance(stmt, cst.SimpleStatementLine) or isinstance(stmt, cst.BaseCompoundStatement):
         return edits.insert_line_before(program, stmt, f"{name} = {name}{call}",
@@ -67,13 +143,11 @@ def move_before_use(program: "Program", meet: "Meet") -> Fix | None:
 def move_after_construction(program: "Program", meet: "Meet") -> Fix | None:
     """DEV102: `Teacher()` -> `Teacher().to(device)` where the module is built."""
     origin = meet.host.origin
-    call = move_call(meet.device.place.device)
-    if origin is None or origin.node is None or call is None or not isinstance(origin.node, cst.Call):
+    if origin is None or origin.node is None or not isinstance(origin.node, cst.Call) \
+            or not edits.same_file(program, origin.node, meet.node):
         return None
-    device = meet.device.place.device
-    if not (_defined_before(program, meet.device, origin.node) or device.startswith(("'", '"'))
-            or call == ".cuda()" or (_NAME.match(device) and "." not in device
-                                     and _global_defined_before(program, device, origin.node))):
+    call = device_move(program, meet.device, origin.node)
+    if call is None:
         return None
     line, col, end_line, end_col = program.position(origin.node)
     return Fix(f"move the module to the device where it is built: append `{call}`", False,
@@ -83,11 +157,13 @@ def move_after_construction(program: "Program", meet: "Meet") -> Fix | None:
 def move_assigned_value(program: "Program", meet: "Meet") -> Fix | None:
     """DEV106: `model.fc = nn.Linear(...)` -> `model.fc = nn.Linear(...).to(device)`."""
     origin = meet.host.origin
-    call = move_call(meet.device.place.device)
-    if origin is None or call is None:
+    if origin is None:
         return None
     assign = _assignment(origin.node)
-    if not isinstance(assign, cst.Assign):
+    if not isinstance(assign, cst.Assign) or edits.file_of(program, assign) is None:
+        return None
+    call = device_move(program, meet.device, assign)
+    if call is None:
         return None
     line, col, end_line, end_col = program.position(assign.value)
     return Fix(f"move the new part to the device: append `{call}`", False,
@@ -95,7 +171,9 @@ def move_assigned_value(program: "Program", meet: "Meet") -> Fix | None:
 
 
 def register_buffer(program: "Program", meet: "Meet") -> Fix | None:
-    """DEV104: `self.mask = t` -> `self.register_buffer("mask", t)`."""
+    """DEV104: `self.mask = t` -> `self.register_buffer("mask", t, persistent=False)`: a buffer
+    moves with the module; not persistent, so `state_dict` gains no key and the checkpoints
+    saved before the fix still load."""
     origin = meet.host.origin
     if origin is None:
         return None
@@ -109,8 +187,9 @@ def register_buffer(program: "Program", meet: "Meet") -> Fix | None:
         return None
     owner, attr = target.value.value, target.attr.value
     value = edits.code(assign.value)
-    return edits.replace_node(program, assign, f'{owner}.register_buffer("{attr}", {value})',
-                              f'register it: `{owner}.register_buffer("{attr}", ...)`', safe=False)
+    return edits.replace_node(program, assign, f'{owner}.register_buffer("{attr}", {value}, persistent=False)',
+                              f'register it: `{owner}.register_buffer("{attr}", ..., persistent=False)`',
+                              safe=False)
 
 
 def _assignment(node: cst.CSTNode | None) -> cst.Assign | cst.AnnAssign | None:
@@ -121,23 +200,6 @@ def _assignment(node: cst.CSTNode | None) -> cst.Assign | cst.AnnAssign | None:
     return None
 
 
-def _global_defined_before(program: "Program", name: str, node: cst.CSTNode) -> bool:
-    """`name` is assigned at module level above `node` (or `node` is inside a function, which
-    runs after the module level has defined its globals)."""
-    node_path, (line, col, _, _) = program.locate(node)
-    if node_path != program.path:
-        return False
-    for stmt in program.module.body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                targets = small.targets if isinstance(small, cst.Assign) else ()
-                for target in targets:
-                    if isinstance(target.target, cst.Name) and target.target.value == name:
-                        stmt_line = program.position(stmt)[0]
-                        return stmt_line < line or col > 1
-    return False
-
-
 def factory_device(program: "Program", meet: "Meet") -> Fix | None:
     """DEV105: add `device=<t>.device`, `t` a tensor the factory's own arguments already read."""
     call = meet.host.origin.node if meet.host.origin is not None else None
@@ -146,6 +208,7 @@ def factory_device(program: "Program", meet: "Meet") -> Fix | None:
     reference = factory_reference(meet)
     if reference is None:
         return None
+    # `reference` is read by the factory's own arguments: it is bound where the keyword goes
     return edits.add_keyword(program, call, "device", f"{reference}.device",
                              f"create it on the device: `device={reference}.device`", safe=False)
 
@@ -244,13 +307,22 @@ def drop_move(program: "Program", move) -> Fix | None:
                                   f"it has no such method", safe=True)
 
 
+def map_location_device(program: "Program", call: cst.CSTNode, device: str) -> str:
+    """What DEV201 passes as `map_location`: the program's device variable when it holds a
+    device where the load runs (never a name bound only later, or one that holds something
+    else, such as a tensor type), else `"cpu"`, which always loads."""
+    if _is_device_string(device):
+        return device
+    if isinstance(call, cst.Call) and device_name_at(program, call, device, parameters=False):
+        return device
+    return '"cpu"'
+
+
 def map_location(program: "Program", call: cst.CSTNode, device: str) -> Fix | None:
-    """DEV201: `torch.load(p)` -> `torch.load(p, map_location=<fallback device or "cpu">)`."""
+    """DEV201: `torch.load(p)` -> `torch.load(p, map_location=<map_location_device>)`."""
     if not isinstance(call, cst.Call):
         return None
-    if not (device.startswith(("'", '"')) or (_NAME.match(device) and "." not in device
-                                              and _global_defined_before(program, device, call))):
-        device = '"cpu"'
+    device = map_location_device(program, call, device)
     return edits.add_keyword(program, call, "map_location", device,
                              f"load onto {device} first: `map_location={device}`", safe=True)
 

@@ -91,7 +91,8 @@ def load_without_map_location(program: "Program") -> Iterator[Report]:
         if _written_here(program, site, index, saves) or _after_unconditional_cuda(program, site, index):
             continue
         where = _cpu_evidence(program, site)  # positions cost a codegen of the file: only when reporting
-        device = fallback_device_text(program, site) or "\"cpu\""  # a name the loading code can read
+        # a device the loading code can read there (else "cpu"): the message says what the fix writes
+        device = _fixes.map_location_device(program, site.node, fallback_device_text(program, site) or "\"cpu\"")
         if cpu is None:
             cpu = _supports_cpu_step(program, fallback_events(program), next(program.sites(SiteKind.CPU_OPTION), None))
         short = site.callee.replace("torch.utils.model_zoo.", "model_zoo.")

@@ -225,9 +225,9 @@ class Session:
         return _change(result.unit, apply_edits(result.unit.text, finding.fix.edits))
 
     def fix_all_change(self, result: CheckResult) -> Change | None:
-        """Every safe fix of the document, applied as `check --fix` applies them: in rounds,
-        each result re-parsed and re-checked, refused whole if it would break the file or bring
-        a new finding. None when nothing changes."""
+        """Every safe fix of the document, applied as `check --fix` applies them: to the fixed
+        point, each result re-parsed and re-checked, a fix that would break the file or bring a
+        new finding refused alone. None when nothing changes."""
         from devlint.fix.apply import wanted
         from devlint.fix.run import fix_unit
 
