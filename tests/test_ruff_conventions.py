@@ -29,7 +29,7 @@ def test_fixable_marker_and_summary(project, invoke) -> None:
     project.write("train.py", BUGGY)
     out = invoke("check", "--no-cache", "--format", "concise", "train.py")
     lines = {line.split(": ", 1)[1].split(" ", 1)[0]: line for line in out.stdout.splitlines()}
-    assert "DEV107 [*] `x.to(...)`" in lines["DEV107"]
+    assert "DEV107 [error] [*] `x.to(...)`" in lines["DEV107"]
     assert "[*]" not in lines["DEV109"]  # unsafe: not applied by --fix alone
     assert "[*] 1 fixable with `--fix`." in out.stderr
     assert "1 more fixable with `--fix --unsafe-fixes`." in out.stderr

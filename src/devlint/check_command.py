@@ -81,6 +81,17 @@ def _tree(options: CheckOptions) -> Any:
         raise UsageProblem(str(exc)) from None
 
 
+def _check_statistics_format(options: CheckOptions) -> None:
+    """`--statistics` with a format made for another tool (SARIF, annotations, ...) is refused
+    before anything is checked: writing the findings would ignore --statistics, writing a table
+    would break the tool that reads the file."""
+    from devlint.report import STATISTICS_FORMATS
+
+    if options.statistics and options.format_name not in STATISTICS_FORMATS:
+        raise click.UsageError(f"--statistics does not combine with --output-format {options.format_name}: it "
+                               f"writes a table ({', '.join(STATISTICS_FORMATS[:-1])}) or a JSON list (json)")
+
+
 def _threshold(options: CheckOptions, settings: Any) -> str:
     return (options.fail_on or settings.config.fail_on or "warning").lower()
 
@@ -99,6 +110,7 @@ def run_check_command(options: CheckOptions, progress_for: Callable[[bool, bool]
         raise click.UsageError("`-` (standard input) cannot be mixed with other PATHS")
     if options.fix_only:
         options.fix = True
+    _check_statistics_format(options)
     tree = _tree(options)
     baseline = _read_baseline(options.baseline_file, options.write_baseline_file)
     try:

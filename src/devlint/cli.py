@@ -25,7 +25,9 @@ EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 
-FORMAT_CHOICES = ("text", "concise", "json", "sarif", "github")
+# the names of devlint.report.FORMATS (not imported here: `import devlint.cli` stays light)
+FORMAT_CHOICES = ("text", "concise", "json", "sarif", "github", "json-lines", "junit", "gitlab", "pylint", "rdjson",
+                  "azure", "grouped")
 FAIL_ON_CHOICES = ("error", "warning", "info", "never")
 SIMULATE_MODULE = "devlint.simulate.cli"
 RUN_HELP = "Run a script as if a GPU were present, to hit its device crashes (needs torch)."
@@ -184,8 +186,11 @@ def cli(ctx: click.Context) -> int:
     type=click.Choice(FORMAT_CHOICES),
     default="text",
     show_default=True,
-    help="text: ranked report with source excerpts; concise: one line per finding; json: machine-readable; "
-    "sarif: SARIF 2.1.0 for code scanning; github: GitHub Actions annotations. `--format` is an alias.",
+    envvar="DEVLINT_OUTPUT_FORMAT",
+    help="text: ranked report with source excerpts; concise: one line per finding; grouped: findings under "
+    "their file; json / json-lines: machine-readable; sarif: SARIF 2.1.0 for code scanning; github: GitHub "
+    "Actions annotations; gitlab: GitLab Code Quality; junit: JUnit XML; pylint: pylint's parseable lines; "
+    "rdjson: reviewdog; azure: Azure Pipelines. `--format` is an alias; DEVLINT_OUTPUT_FORMAT sets it too.",
 )
 @click.option("-o", "--output-file", metavar="FILE", type=click.Path(dir_okay=False, path_type=str),
               help="Write the report to FILE instead of standard output.")
