@@ -334,22 +334,36 @@ def _tolerate_unencodable_output() -> None:
 
 
 @cli.command("rules")
+@click.argument("selectors", nargs=-1, metavar="[CODES]...")
 @click.option("--output-format", "--format", "format_name", type=click.Choice(("text", "json")), default="text",
               show_default=True, help="text: a table; json: a list of objects (code, name, severity, default, fix, url).")
-def rules_command(format_name: str) -> int:
-    """List every rule with its severity and default (and its fix, with --format json)."""
+def rules_command(selectors: tuple[str, ...], format_name: str) -> int:
+    """List the rules with their severity and default (and their fix, with --format json).
+
+    CODES narrow the list as `--select` would: codes, prefixes or names (`devlint rules DEV1`,
+    `devlint rules DEV101,discarded-to`)."""
     from devlint.docs import rule_url
     from devlint.rules import all_rules
+    from devlint.selection import SelectionError, expand, parse_codes, validate
 
+    rules = all_rules()
+    if selectors:
+        chosen = parse_codes(selectors)
+        try:
+            validate(chosen, "devlint rules")
+        except SelectionError as exc:
+            raise UsageProblem(str(exc)) from None
+        codes = expand(chosen)
+        rules = tuple(r for r in rules if r.code in codes)
     if format_name == "json":
         import json
 
         click.echo(json.dumps([{"code": r.code, "name": r.name, "severity": r.severity.value,
                                 "default": r.default_enabled, "fix": r.fix.value, "summary": r.summary,
-                                "url": rule_url(r.code)} for r in all_rules()], indent=2))
+                                "url": rule_url(r.code)} for r in rules], indent=2))
         return EXIT_OK
     rows = [("code", "name", "severity", "default")]
-    rows += [(r.code, r.name, r.severity.value, "on" if r.default_enabled else "off") for r in all_rules()]
+    rows += [(r.code, r.name, r.severity.value, "on" if r.default_enabled else "off") for r in rules]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
