@@ -206,11 +206,20 @@ def cli(ctx: click.Context) -> int:
 @click.option("--exit-zero", is_flag=True, help="Report findings but exit 0 (usage and internal errors still exit 2/3).")
 @click.option(
     "--config",
-    "config_file",
-    type=click.Path(exists=True, dir_okay=False, path_type=str),
-    help="Read settings from this file for every checked file, instead of each file's nearest "
-    "pyproject.toml / devlint.toml.",
+    "config_items",
+    multiple=True,
+    metavar="FILE | KEY=VALUE",
+    help="A FILE: read settings from it for every checked file, instead of each file's nearest "
+    "pyproject.toml / devlint.toml. KEY = VALUE (TOML, repeatable): override that setting of whichever "
+    "file applies, e.g. --config 'fail-on = \"error\"'.",
 )
+@click.option("--isolated", is_flag=True, help="Read no configuration file (the defaults, and --config KEY=VALUE).")
+@click.option("--ignore-noqa", is_flag=True, help="Report findings that `# noqa` comments would silence.")
+@click.option("--show-settings", is_flag=True,
+              help="Print the settings the first checked file gets, and which files they come from; check nothing.")
+@click.option("--show-files", is_flag=True, help="Print the files that would be checked, one a line; check nothing.")
+@click.option("--add-noqa", is_flag=True,
+              help="Add `# noqa: CODE` to every line with a finding (kept beside existing comments); report nothing.")
 @click.option("--fix", is_flag=True, help="Apply the safe automatic fixes in place.")
 @click.option("--fix-only", is_flag=True, help="Apply the fixes and report nothing else (implies --fix).")
 @click.option("--diff", is_flag=True, help="Print the automatic fixes as a unified diff and change nothing.")

@@ -149,7 +149,7 @@ class Session:
         start = os.path.dirname(os.path.abspath(path)) if path else self.root
         config = self._config_near(start)
         try:
-            enabled = resolve([config.layer(), self.editor.layer()])
+            enabled = resolve([*config.layers(), self.editor.layer()])
         except SelectionError as exc:
             raise SettingsProblem(str(exc)) from None
         return CheckSettings(enabled=enabled, config=config)
