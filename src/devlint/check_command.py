@@ -93,6 +93,18 @@ def _tree(options: CheckOptions) -> Any:
         raise UsageProblem(str(exc)) from None
 
 
+def _add_noqa(result: Any, quiet: bool) -> int:
+    from devlint.add_noqa import add_noqa
+
+    added = add_noqa(result.findings, result.sources)
+    for refused in added.refused:
+        click.echo(refused, err=True)
+    if not quiet:
+        click.echo(f"Added {added.added} noqa directive{'s' if added.added != 1 else ''} in "
+                   f"{added.files} file{'s' if added.files != 1 else ''}.", err=True)
+    return EXIT_OK
+
+
 def _config_items(options: CheckOptions) -> tuple[str | None, list[str]]:
     """--config FILE (at most one) and the KEY=VALUE overrides: a value that names an existing
     file is the file, one holding `=` an override (as Ruff tells them apart)."""
@@ -143,6 +155,9 @@ def run_check_command(options: CheckOptions, progress_for: Callable[[bool, bool]
     if options.fix_only:
         options.fix = True
     _check_statistics_format(options)
+    if options.add_noqa and (options.fix or options.diff or stdin or options.write_baseline_file is not None):
+        raise click.UsageError("--add-noqa writes comments into the checked files: it does not combine with "
+                               "--fix, --diff, --write-baseline or standard input")
     tree = _tree(options)
     baseline = _read_baseline(options.baseline_file, options.write_baseline_file)
     try:
@@ -176,6 +191,8 @@ def run_check_command(options: CheckOptions, progress_for: Callable[[bool, bool]
         before = len(result.findings)
         result = apply_baseline(result, baseline)
         known = before - len(result.findings)
+    if options.add_noqa:
+        return _add_noqa(result, options.quiet)
     if options.fix_only:
         if not options.quiet and not fixed:
             click.echo("No fixes applied.", err=True)
