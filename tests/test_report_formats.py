@@ -337,3 +337,26 @@ def test_output_format_from_the_environment(project, invoke, fake_engine, monkey
     monkeypatch.setenv("DEVLINT_OUTPUT_FORMAT", "xml")
     out = invoke("check")
     assert out.exit_code == 2 and "'xml' is not one of" in out.stderr
+
+
+def test_rule_links_point_at_this_repositorys_pages_or_the_configured_base(project, invoke, fake_engine,
+                                                                        monkeypatch) -> None:
+    from pathlib import Path
+    from urllib.parse import urlparse
+    from urllib.request import url2pathname
+
+    from devlint.docs import rule_url, set_rule_url_base
+
+    monkeypatch.delenv("DEVLINT_RULE_URL_BASE", raising=False)
+    default = rule_url("DEV101")
+    assert default.startswith("file://") and Path(url2pathname(urlparse(default).path)).is_file()
+    project.write("a.py", "boom107()\n")
+    project.write("devlint.toml", 'rule-url-base = "https://docs.example.org/devlint/rules"\n')
+    try:
+        url = json.loads(invoke("check", "--format", "json").stdout)["findings"][0]["url"]
+        assert url == "https://docs.example.org/devlint/rules/DEV107.md"
+        monkeypatch.setenv("DEVLINT_RULE_URL_BASE", "https://wiki.example.org/lint?rule={code}")
+        rdjson = json.loads(invoke("check", "--format", "rdjson").stdout)
+        assert rdjson["diagnostics"][0]["code"]["url"] == "https://wiki.example.org/lint?rule=DEV107"
+    finally:
+        set_rule_url_base(None)

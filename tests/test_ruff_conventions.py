@@ -91,6 +91,16 @@ def test_show_fixes_lists_what_was_fixed(project, invoke) -> None:
     assert "train.py:9:5: DEV107 assign the result" in out.stderr
 
 
+def test_quiet_keeps_the_list_show_fixes_asks_for(project, invoke) -> None:
+    project.write("train.py", BUGGY)
+    available = invoke("check", "--no-cache", "-q", "--show-fixes", "train.py")
+    assert "train.py:9:5: DEV107 assign the result" in available.stderr
+    assert "Found" not in available.stderr  # -q still drops the summary
+    applied = invoke("check", "--no-cache", "-q", "--fix", "--show-fixes", "train.py")
+    assert "train.py:\n    1 \u00d7 DEV107 (discarded-to)" in applied.stderr
+    assert "Fixed 1 finding" not in applied.stderr
+
+
 def test_color_always_and_never(project, invoke) -> None:
     project.write("train.py", BUGGY)
     assert "\x1b[" in invoke("check", "--no-cache", "--color", "always", "train.py").stdout

@@ -368,7 +368,7 @@ def _check_group(options: CheckOptions, group: Any, targets: list[str], progress
     files = list(group.files)
     result = run_check(files, group.settings, progress=progress, **run_options)
     if not (options.fix or options.diff):
-        if options.show_fixes and not options.quiet:
+        if options.show_fixes:  # asked for by name: -q drops the summary, not this list
             _show_available(result, options.unsafe_fixes)
         return result, False
     from devlint.fix.apply import remove_stale_temp_files, unified_diff
@@ -389,8 +389,8 @@ def _check_group(options: CheckOptions, group: Any, targets: list[str], progress
     if not options.quiet and fixes.changed:
         click.echo(f"Fixed {count} finding{'s' if count != 1 else ''} in "
                    f"{files_changed} file{'s' if files_changed != 1 else ''}.", err=True)
-        if options.show_fixes:
-            _show_applied(fixes.changed)
+    if options.show_fixes and fixes.changed:  # asked for by name: -q drops the summary, not this list
+        _show_applied(fixes.changed)
     if fixes.changed:
         result = run_check(files, group.settings, **run_options)
     return result, bool(fixes.changed)
