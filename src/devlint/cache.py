@@ -168,6 +168,8 @@ def settings_fingerprint(settings: "CheckSettings") -> str:
         "extend_per_file_ignores": [[folder, pattern, list(codes)]
                                     for folder, pattern, codes in config.extend_per_file_ignores],
         "ignore_noqa": config.ignore_noqa,
+        "fix_policy": [None if config.fixable is None else list(config.fixable), list(config.unfixable),
+                       list(config.extend_safe_fixes), list(config.extend_unsafe_fixes)],
         "root": os.path.abspath(config.root),
     }
     return digest(json.dumps(payload, sort_keys=True).encode())

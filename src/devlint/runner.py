@@ -135,7 +135,9 @@ def check_unit(unit: SourceUnit, settings: CheckSettings, *, depends: set[str] |
     others = [f for f in findings if f.path != unit.display]
     if depends is not None:
         depends.update(os.path.realpath(f.path) for f in others)
-    return own + _other_files(unit, others, settings)
+    from devlint.fix_policy import apply_fix_policy  # fixable / unfixable, extend-(un)safe-fixes
+
+    return apply_fix_policy(own + _other_files(unit, others, settings), settings.config)
 
 
 def _unused_suppressions(unit: SourceUnit, own: list[Finding], enabled: frozenset[str]) -> list[Finding]:
