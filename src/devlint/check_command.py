@@ -221,6 +221,9 @@ def _report(options: CheckOptions, result: Any) -> None:
 
     if options.output_file is not None:
         try:
+            folder = os.path.dirname(options.output_file)
+            if folder:  # as Ruff: `-o reports/devlint.sarif` makes reports/
+                os.makedirs(folder, exist_ok=True)
             with open(options.output_file, "w", encoding="utf-8", newline="") as handle:
                 write(handle)
         except OSError as exc:
