@@ -40,6 +40,7 @@ class CheckOptions:
     show_settings: bool = False
     show_files: bool = False
     add_noqa: bool = False
+    watch: bool = False
     fix: bool = False
     fix_only: bool = False
     diff: bool = False
@@ -155,6 +156,14 @@ def run_check_command(options: CheckOptions, progress_for: Callable[[bool, bool]
     if options.fix_only:
         options.fix = True
     _check_statistics_format(options)
+    if options.watch:
+        if options.fix or options.diff or stdin or options.add_noqa or options.write_baseline_file is not None:
+            raise click.UsageError("--watch checks and reports again on each change: it does not combine with "
+                                   "--fix, --diff, --add-noqa, --write-baseline or standard input")
+        from devlint.watch import watch
+
+        once = replace(options, watch=False)
+        return watch(lambda: run_check_command(once, progress_for), list(options.paths))
     if options.add_noqa and (options.fix or options.diff or stdin or options.write_baseline_file is not None):
         raise click.UsageError("--add-noqa writes comments into the checked files: it does not combine with "
                                "--fix, --diff, --write-baseline or standard input")

@@ -218,6 +218,8 @@ def cli(ctx: click.Context) -> int:
 @click.option("--show-settings", is_flag=True,
               help="Print the settings the first checked file gets, and which files they come from; check nothing.")
 @click.option("--show-files", is_flag=True, help="Print the files that would be checked, one a line; check nothing.")
+@click.option("--watch", is_flag=True,
+              help="Check, then check again whenever a file or a configuration changes (Ctrl-C to stop).")
 @click.option("--add-noqa", is_flag=True,
               help="Add `# noqa: CODE` to every line with a finding (kept beside existing comments); report nothing.")
 @click.option("--fix", is_flag=True, help="Apply the safe automatic fixes in place.")
