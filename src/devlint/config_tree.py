@@ -106,8 +106,13 @@ class ConfigTree:
 
     def project_config(self) -> Config:
         """The configuration of the folder devlint runs in (or --config): the settings of the run
-        itself (respect-gitignore, force-exclude, cache-dir, rule-url-base) come from it."""
-        return self.config_for(self._cwd)
+        itself (respect-gitignore, force-exclude, cache-dir, rule-url-base) come from it. A broken
+        file there that governs none of the checked files does not stop the run (the defaults
+        apply); one that does is reported when those files' settings are read."""
+        try:
+            return self.config_for(self._cwd)
+        except ConfigError:
+            return Config(root=Path(self._cwd))
 
     def named_excluded(self, abs_path: str) -> bool:
         """For `--force-exclude`: is a path named on the command line, or a folder above it
