@@ -126,3 +126,16 @@ def test_add_noqa_refuses_what_it_cannot_combine_with(project, invoke) -> None:
         out = invoke("check", "--add-noqa", *extra)
         assert out.exit_code == 2 and "--add-noqa" in out.stderr
     assert (project.root / "train.py").read_text() == SCRIPT
+
+
+def test_unchanged_cells_keep_their_source_as_written(project, invoke) -> None:
+    """Only the cells that get a comment are rewritten: an empty cell saved as `[""]` stays so."""
+    cells = [[""], SCRIPT.splitlines(keepends=True)]
+    document = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+                "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                           "source": source} for source in cells]}
+    project.write("nb.ipynb", json.dumps(document, indent=1))
+    invoke("check", "--add-noqa", "nb.ipynb")
+    written = json.loads((project.root / "nb.ipynb").read_text())
+    assert written["cells"][0]["source"] == [""]
+    assert "# noqa: DEV107" in "".join(written["cells"][1]["source"])

@@ -147,7 +147,9 @@ def write_notebook(unit: SourceUnit, fixed_cells: list[str]) -> None:
             if index < len(fixed_cells):
                 was_list = isinstance(cell.get("source"), list)
                 new = fixed_cells[index]
-                cell["source"] = new.splitlines(keepends=True) if was_list else new
+                old = "".join(cell["source"]) if was_list else cell.get("source")
+                if new != old:  # an unchanged cell keeps its source as written (`[""]` stays so)
+                    cell["source"] = new.splitlines(keepends=True) if was_list else new
             index += 1
     indent = 1 if b'\n "' in raw[:200] else (2 if b'\n  "' in raw[:200] else None)
     text = json.dumps(document, indent=indent, ensure_ascii=False)
