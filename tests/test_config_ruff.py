@@ -103,7 +103,8 @@ def test_config_overrides_isolated_and_ignore_noqa(project, invoke) -> None:
     project.write("devlint.toml", 'ignore = ["DEV107"]\n')
     project.write("a.py", "boom107()\nboom101()  # noqa: DEV101\nboom201()\n")
     assert codes(invoke("check", "--format", "concise")) == [("a.py", "DEV201")]
-    override = invoke("check", "--format", "concise", "--config", 'ignore = ["DEV201"]', "--config", 'fail-on = "never"')
+    override = invoke("check", "--format", "concise", "--config", 'ignore = ["DEV201"]',
+                      "--config", 'fail-on = "never"')
     assert codes(override) == [("a.py", "DEV107")] and override.exit_code == 0
     isolated = invoke("check", "--format", "concise", "--isolated")
     assert codes(isolated) == [("a.py", "DEV107"), ("a.py", "DEV201")]

@@ -40,7 +40,8 @@ from devlint.findings import Confidence, Evidence, Finding, Fix, Phase, Severity
 if TYPE_CHECKING:  # pragma: no cover
     from devlint.config import CheckSettings, Config
 
-__all__ = ["CACHE_DIR_NAME", "CacheDir", "ResultCache", "digest", "finding_to_json", "finding_from_json", "default_cache_root"]
+__all__ = ["CACHE_DIR_NAME", "CacheDir", "ResultCache", "digest", "finding_to_json", "finding_from_json",
+           "default_cache_root"]
 
 CACHE_DIR_NAME = ".devlint_cache"
 FORMAT = 2  # 2: findings carry evidence steps

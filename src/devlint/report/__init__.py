@@ -15,8 +15,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from devlint.findings import Evidence, Finding
     from devlint.runner import RunResult
 
-__all__ = ["FORMATS", "STATISTICS_FORMATS", "ReportOptions", "render", "render_statistics", "summary_line", "location", "step_where",
-           "fixable_marker"]
+__all__ = ["FORMATS", "STATISTICS_FORMATS", "ReportOptions", "render", "render_statistics", "summary_line", "location",
+           "step_where", "fixable_marker"]
 
 # format name -> module under devlint.report
 FORMATS: dict[str, str] = {
