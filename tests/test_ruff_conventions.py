@@ -143,3 +143,15 @@ def test_quiet_text_report_has_no_header_line(project, invoke) -> None:
     quiet = invoke("check", "--no-cache", "-q", "train.py")
     assert loud.stdout.startswith("devlint: ")
     assert quiet.stdout.startswith("train.py:") and quiet.stderr == ""
+
+
+def test_stdin_fix_says_what_is_left(project, invoke) -> None:
+    """`--stdin-filename NAME --fix`: the fixed source on stdout (an editor reads it back), what
+    the fixes could not repair on stderr."""
+    out = invoke("check", "--no-cache", "--fix", "--stdin-filename", "train.py", input=BUGGY)
+    assert out.stdout.startswith("import torch") and "    x = x.to(device)\n" in out.stdout
+    left = [line for line in out.stderr.splitlines() if line.startswith("train.py:")]
+    assert [line.split()[1] for line in left] == ["DEV109"]  # unsafe: not applied without --unsafe-fixes
+    assert "1 finding left after 1 fix." in out.stderr and out.exit_code == 1
+    quiet = invoke("check", "--no-cache", "-q", "--fix", "--stdin-filename", "train.py", input=BUGGY)
+    assert quiet.stderr == "" and quiet.stdout == out.stdout

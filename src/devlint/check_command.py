@@ -278,6 +278,12 @@ def _check_stdin(options: CheckOptions, tree: Any) -> int:
         if options.fix_only:
             return EXIT_OK
         remaining = check_source(replace(unit, text=fixed.fixed), settings)
+        if not options.quiet:  # standard output holds the source: what is left goes to stderr, as Ruff
+            from devlint.report import render
+
+            render("concise", remaining, sys.stderr)
+            click.echo(f"{len(remaining.findings)} finding{'s' if len(remaining.findings) != 1 else ''} left "
+                       f"after {len(fixed.applied)} fix{'es' if len(fixed.applied) != 1 else ''}.", err=True)
         return _exit_code(remaining.findings, {}, options.exit_zero, threshold)
     _report(options, result)
     return _exit_code(result.findings, {}, options.exit_zero, threshold)
