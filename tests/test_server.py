@@ -302,6 +302,19 @@ def test_configuration_file_and_editor_settings(tmp_path: Path) -> None:
     run(scenario)
 
 
+def test_rule_links_follow_the_workspace_setting(tmp_path: Path) -> None:
+    write(tmp_path, {"train.py": TRAIN, "devlint.toml": 'rule-url-base = "https://docs.example.org/rules/"\n'})
+
+    async def scenario() -> None:
+        editor = await Editor.start(tmp_path)
+        uri = editor.open("train.py")
+        discarded = by_code(await editor.diagnostics(uri, version=1), "DEV107")
+        assert discarded.code_description.href == "https://docs.example.org/rules/DEV107.md"
+        assert await editor.stop() == 0
+
+    run(scenario)
+
+
 def test_initialization_options_select_rules(tmp_path: Path) -> None:
     write(tmp_path, {"train.py": TRAIN})
 

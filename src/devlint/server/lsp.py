@@ -442,6 +442,17 @@ def _kind_filter(only: Sequence[str] | None):  # type: ignore[no-untyped-def]
     return wants
 
 
+def _rule_links(root: str) -> None:
+    """Diagnostics link their code under the workspace's `rule-url-base`, as `devlint check` does."""
+    from devlint.config import ConfigError, load_config
+    from devlint.docs import set_rule_url_base
+
+    try:
+        set_rule_url_base(load_config(None, start=root).rule_url_base)
+    except ConfigError:
+        pass  # shown when a document under it is checked
+
+
 def _is_python(document: types.TextDocumentItem) -> bool:
     return document.language_id == "python" or document.uri.endswith(".py")
 
@@ -463,6 +474,7 @@ def build() -> DevlintServer:
             root = _path_of(params.workspace_folders[0].uri) or root
         ls.session.root = root or os.getcwd()
         apply_client_settings(ls, params.initialization_options)
+        _rule_links(ls.session.root)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: DevlintServer, params: types.InitializedParams) -> None:
@@ -551,6 +563,7 @@ def build() -> DevlintServer:
             else:
                 ls.check_dependants(os.path.realpath(path))
         if everything:
+            _rule_links(ls.session.root)
             ls.session.forget()
             ls.schedule_all()
 
