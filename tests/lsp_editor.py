@@ -26,13 +26,16 @@ class Editor:
     """One editor session: `await Editor.start(root)`, then open, change, ask, `await stop()`."""
 
     def __init__(self, root: Path, initialization_options: Any = None,
-                 configuration: Any = None, resolve_edits: bool = False, evidence: bool = False) -> None:
+                 configuration: Any = None, resolve_edits: bool = False, evidence: bool = False,
+                 pull: bool = False) -> None:
         self.root = root
         # the real server, or the same with synthetic evidence on every finding (evidence_server.py)
         self.command = [sys.executable, EVIDENCE_SERVER] if evidence else [sys.executable, "-m", "devlint", "server"]
         self.initialization_options = initialization_options
         self.configuration = configuration  # what `workspace/configuration` answers (None: not offered)
         self.resolve_edits = resolve_edits
+        self.pull_diagnostics = pull  # declare textDocument/diagnostic: the client asks, nothing is pushed
+        self.refreshes = 0  # workspace/diagnostic/refresh requests received
         self.client = LanguageClient("devlint-test-editor", "1")
         self.published: list[types.PublishDiagnosticsParams] = []
         self.messages: list[types.ShowMessageParams] = []
@@ -77,6 +80,11 @@ class Editor:
         def on_register(params: types.RegistrationParams) -> None:
             self.registrations.extend(params.registrations)
 
+        @client.feature(types.WORKSPACE_DIAGNOSTIC_REFRESH)
+        def on_refresh(params: None) -> None:
+            self.refreshes += 1
+            self._event.set()
+
         @client.feature(types.WORKSPACE_CONFIGURATION)
         def on_configuration(params: types.ConfigurationParams) -> list[Any]:
             return [self.configuration for _ in params.items]
@@ -92,6 +100,8 @@ class Editor:
                 configuration=self.configuration is not None,
                 did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True),
                 apply_edit=True,
+                diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
+                if self.pull_diagnostics else None,
             ),
             text_document=types.TextDocumentClientCapabilities(
                 code_action=types.CodeActionClientCapabilities(
@@ -99,6 +109,8 @@ class Editor:
                     if self.resolve_edits else None),
                 hover=types.HoverClientCapabilities(content_format=[types.MarkupKind.Markdown]),
                 publish_diagnostics=types.PublishDiagnosticsClientCapabilities(related_information=True),
+                diagnostic=types.DiagnosticClientCapabilities(related_document_support=True)
+                if self.pull_diagnostics else None,
             ),
             notebook_document=types.NotebookDocumentClientCapabilities(
                 synchronization=types.NotebookDocumentSyncClientCapabilities()),
@@ -238,6 +250,19 @@ class Editor:
             text_document=types.TextDocumentIdentifier(uri=uri), range=where,
             context=types.CodeActionContext(diagnostics=[diagnostic] if diagnostic else [], only=only))), TIMEOUT_S)
         return [a for a in answer or [] if isinstance(a, types.CodeAction)]
+
+    async def pull(self, uri: str, previous: str | None = None) -> types.DocumentDiagnosticReport:
+        """textDocument/diagnostic for `uri` (with the resultId of the last answer, if any)."""
+        return await asyncio.wait_for(self.client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), previous_result_id=previous)), TIMEOUT_S)
+
+    async def refreshed(self, after: int) -> None:
+        """Wait for a workspace/diagnostic/refresh beyond the first `after`."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + TIMEOUT_S
+        while self.refreshes <= after:
+            self._event.clear()
+            await asyncio.wait_for(self._event.wait(), max(deadline - loop.time(), 0.01))
 
     async def resolve(self, action: types.CodeAction) -> types.CodeAction:
         return await asyncio.wait_for(self.client.code_action_resolve_async(action), TIMEOUT_S)

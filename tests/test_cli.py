@@ -52,8 +52,9 @@ JSON_SCHEMA = {
                     "fixable": {"type": "boolean"},
                     "confidence": {"enum": ["definite", "likely"]},
                     "phase": {"enum": ["module", "training", "evaluation", "checkpoint", "inference", "unknown"]},
-                    # beyond cli.md, as Ruff has them: the rule's page, and the fix with its applicability
-                    "url": {"type": "string", "pattern": "^https://"},
+                    # beyond cli.md, as Ruff has them: the rule's page (docs.rule_url: a URL, or the page's path in
+                    # devlint's repository), and the fix with its applicability
+                    "url": {"type": "string", "pattern": "^((https?|file)://|docs/rules/)"},
                     "fix": {
                         "oneOf": [
                             {"type": "null"},
@@ -186,7 +187,7 @@ def test_findings_exit_1(project, invoke):
     project.write("train.py", "boom107()\n")
     out = invoke("check", "--format", "concise")
     assert out.exit_code == 1
-    assert out.stdout == "train.py:1:1: DEV107 discarded-to here\n"
+    assert out.stdout == "train.py:1:1: DEV107 [error] discarded-to here\n"
     assert out.stderr.strip() == "Found 1 error in 1 file."
 
 
@@ -310,8 +311,8 @@ def test_syntax_error_file_among_good_ones(project, invoke):
     assert out.exit_code == 1
     lines = out.stdout.splitlines()
     assert any(line.startswith("b.py:1:") and "DEV000" in line for line in lines)
-    assert "a.py:1:1: DEV107 discarded-to here" in lines
-    assert "c.py:2:1: DEV101 unmoved-input here" in lines
+    assert "a.py:1:1: DEV107 [error] discarded-to here" in lines
+    assert "c.py:2:1: DEV101 [error] unmoved-input here" in lines
 
 
 def test_undecodable_file_is_dev000_and_others_are_still_checked(project, invoke):
@@ -373,7 +374,7 @@ def test_per_file_ignores(project, invoke):
     project.write("scripts/demo.py", "boom107()\n")
     project.write("train.py", "boom107()\n")
     out = invoke("check", "--format", "concise")
-    assert out.stdout == "train.py:1:1: DEV107 discarded-to here\n"
+    assert out.stdout == "train.py:1:1: DEV107 [error] discarded-to here\n"
 
 
 def test_suppression_comments_end_to_end(project, invoke):
@@ -387,14 +388,14 @@ def test_suppression_comments_end_to_end(project, invoke):
         """,
     )
     out = invoke("check", "--format", "concise")
-    assert out.stdout == "train.py:3:1: DEV101 unmoved-input here\n"
+    assert out.stdout == "train.py:3:1: DEV101 [error] unmoved-input here\n"
 
 
 def test_stdin_filename(project, invoke):
     project.write("pyproject.toml", "[tool.devlint.per-file-ignores]\n'scripts/*' = ['DEV101']\n")
     out = invoke("check", "--stdin-filename", "scripts/run.py", "--format", "concise", input="boom107()\nboom101()\n")
     assert out.exit_code == 1
-    assert out.stdout == "scripts/run.py:1:1: DEV107 discarded-to here\n"
+    assert out.stdout == "scripts/run.py:1:1: DEV107 [error] discarded-to here\n"
 
 
 # --- output formats ---------------------------------------------------------------------------
@@ -432,7 +433,7 @@ def test_json_with_no_findings(project, invoke):
 def test_notebook_findings_point_at_cells(project, invoke):
     project.write("nb.ipynb", notebook("%pip install torch\nimport torch\n", "x = 1\n\nboom107()\n"), dedent=False)
     concise = invoke("check", "--format", "concise")
-    assert concise.stdout == "nb.ipynb:cell 2:3:1: DEV107 discarded-to here\n"
+    assert concise.stdout == "nb.ipynb:cell 2:3:1: DEV107 [error] discarded-to here\n"
     document = json.loads(invoke("check", "--format", "json").stdout)
     jsonschema.validate(document, JSON_SCHEMA)
     (only,) = document["findings"]

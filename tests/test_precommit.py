@@ -186,3 +186,27 @@ def test_documented_install_lines_name_no_missing_tag() -> None:
         refs = re.findall(r"rev:\s*(\S+)", text) + re.findall(r"git\+[^\s\"@]+@([^\s\"]+)", text)
         for ref in refs:
             assert not re.fullmatch(r"v?\d+(\.\d+)+", ref) or ref in tags, f"{name}: {ref} is not a tag here"
+
+
+def test_documented_config_snippets_are_valid_as_written() -> None:
+    """The `.pre-commit-config.yaml` snippets of the README and docs/ci.md, with the placeholders
+    filled in, pass pre-commit's own schema (the README's once lacked `repos:`)."""
+    import re
+
+    import cfgv
+    import yaml
+    from pre_commit.clientlib import CONFIG_SCHEMA
+
+    checked = 0
+    for name in ("README.md", "docs/ci.md"):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        for block in re.findall(r"```yaml\n(.*?)```", text, flags=re.S):
+            if "- id: devlint" not in block or not block.lstrip().startswith(("# .pre-commit-config.yaml", "repos:")):
+                continue
+            filled = block.replace("<this repository>", "https://example.org/devlint.git").replace(
+                "<commit>", "0123456789abcdef0123456789abcdef01234567")
+            cfgv.validate(yaml.safe_load(filled), CONFIG_SCHEMA)
+            checked += 1
+    assert checked >= 2
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "```yaml\n# .pre-commit-config.yaml\nrepos:\n" in readme

@@ -29,7 +29,7 @@ def test_fixable_marker_and_summary(project, invoke) -> None:
     project.write("train.py", BUGGY)
     out = invoke("check", "--no-cache", "--format", "concise", "train.py")
     lines = {line.split(": ", 1)[1].split(" ", 1)[0]: line for line in out.stdout.splitlines()}
-    assert "DEV107 [*] `x.to(...)`" in lines["DEV107"]
+    assert "DEV107 [error] [*] `x.to(...)`" in lines["DEV107"]
     assert "[*]" not in lines["DEV109"]  # unsafe: not applied by --fix alone
     assert "[*] 1 fixable with `--fix`." in out.stderr
     assert "1 more fixable with `--fix --unsafe-fixes`." in out.stderr
@@ -91,6 +91,16 @@ def test_show_fixes_lists_what_was_fixed(project, invoke) -> None:
     assert "train.py:9:5: DEV107 assign the result" in out.stderr
 
 
+def test_quiet_keeps_the_list_show_fixes_asks_for(project, invoke) -> None:
+    project.write("train.py", BUGGY)
+    available = invoke("check", "--no-cache", "-q", "--show-fixes", "train.py")
+    assert "train.py:9:5: DEV107 assign the result" in available.stderr
+    assert "Found" not in available.stderr  # -q still drops the summary
+    applied = invoke("check", "--no-cache", "-q", "--fix", "--show-fixes", "train.py")
+    assert "train.py:\n    1 \u00d7 DEV107 (discarded-to)" in applied.stderr
+    assert "Fixed 1 finding" not in applied.stderr
+
+
 def test_color_always_and_never(project, invoke) -> None:
     project.write("train.py", BUGGY)
     assert "\x1b[" in invoke("check", "--no-cache", "--color", "always", "train.py").stdout
@@ -133,3 +143,15 @@ def test_quiet_text_report_has_no_header_line(project, invoke) -> None:
     quiet = invoke("check", "--no-cache", "-q", "train.py")
     assert loud.stdout.startswith("devlint: ")
     assert quiet.stdout.startswith("train.py:") and quiet.stderr == ""
+
+
+def test_stdin_fix_says_what_is_left(project, invoke) -> None:
+    """`--stdin-filename NAME --fix`: the fixed source on stdout (an editor reads it back), what
+    the fixes could not repair on stderr."""
+    out = invoke("check", "--no-cache", "--fix", "--stdin-filename", "train.py", input=BUGGY)
+    assert out.stdout.startswith("import torch") and "    x = x.to(device)\n" in out.stdout
+    left = [line for line in out.stderr.splitlines() if line.startswith("train.py:")]
+    assert [line.split()[1] for line in left] == ["DEV109"]  # unsafe: not applied without --unsafe-fixes
+    assert "1 finding left after 1 fix." in out.stderr and out.exit_code == 1
+    quiet = invoke("check", "--no-cache", "-q", "--fix", "--stdin-filename", "train.py", input=BUGGY)
+    assert quiet.stderr == "" and quiet.stdout == out.stdout

@@ -49,3 +49,16 @@ def test_codes_of_rules_that_did_not_run_are_not_judged() -> None:
     text = DISCARDED.replace("out = model(x)", "out = model(x)  # noqa: DEV301")
     assert ("DEV001", 10) not in _codes(text, "DEV001")
     assert ("DEV001", 10) in _codes(text, "DEV001", "DEV301")
+
+
+def test_an_unknown_code_is_reported_whatever_ran() -> None:
+    """`# noqa: DEV999` (a typo for DEV107?) can never silence anything: DEV001 says so."""
+    text = DISCARDED.replace("x.to(device)", "x.to(device)  # noqa: DEV170")
+    assert ("DEV001", 9) in _codes(text, "DEV001")
+    unit = SourceUnit(display="train.py", path="train.py", text=text)
+    enabled = resolve([Layer(select=("DEV001",))])  # DEV1 did not run: the unknown code is still judged
+    (finding,) = [f for f in check_unit(unit, CheckSettings(enabled=enabled)) if f.code == "DEV001"]
+    assert "DEV170 is not a devlint rule" in finding.message
+    # a known code next to it is judged as before; another tool's code is not devlint's business
+    assert ("DEV001", 9) not in _codes(DISCARDED.replace("x.to(device)", "x.to(device)  # noqa: DEV107, E999"),
+                                       "DEV001")

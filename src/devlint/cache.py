@@ -41,7 +41,8 @@ from devlint.regular import digest, read_regular
 if TYPE_CHECKING:  # pragma: no cover
     from devlint.config import CheckSettings, Config
 
-__all__ = ["CACHE_DIR_NAME", "ResultCache", "digest", "finding_to_json", "finding_from_json", "default_cache_root"]
+__all__ = ["CACHE_DIR_NAME", "CacheDir", "ResultCache", "digest", "finding_to_json", "finding_from_json",
+           "default_cache_root"]
 
 CACHE_DIR_NAME = ".devlint_cache"
 FORMAT = 2  # 2: findings carry evidence steps
@@ -195,6 +196,12 @@ def settings_fingerprint(settings: "CheckSettings") -> str:
         "device_helpers": sorted(config.device_helpers),
         "library_mode": [config.library_mode, sorted(config.library_mode_exclude)],
         "per_file_ignores": [[pattern, list(codes)] for pattern, codes in config.per_file_ignores],
+        "per_file_root": str(config.per_file_root or ""),
+        "extend_per_file_ignores": [[folder, pattern, list(codes)]
+                                    for folder, pattern, codes in config.extend_per_file_ignores],
+        "ignore_noqa": config.ignore_noqa,
+        "fix_policy": [None if config.fixable is None else list(config.fixable), list(config.unfixable),
+                       list(config.extend_safe_fixes), list(config.extend_unsafe_fixes)],
         "root": os.path.abspath(config.root),
     }
     return digest(json.dumps(payload, sort_keys=True).encode())
@@ -265,11 +272,16 @@ class FileDigests:
         return value
 
 
+class CacheDir(str):
+    """The cache folder itself (`cache-dir`, DEVLINT_CACHE_DIR), where a plain root names the
+    folder that holds `.devlint_cache/`."""
+
+
 class ResultCache:
     """Findings per checked file, under `<root>/.devlint_cache/`."""
 
     def __init__(self, root: str | os.PathLike[str], settings: "CheckSettings") -> None:
-        self.folder = Path(root) / CACHE_DIR_NAME
+        self.folder = Path(root) if isinstance(root, CacheDir) else Path(root) / CACHE_DIR_NAME
         self.entries = self.folder / _ENTRIES
         self._settings = settings_fingerprint(settings)
         self._cwd = os.getcwd()

@@ -33,7 +33,14 @@ class CheckOptions:
     extend_select: tuple[str, ...] = ()
     fail_on: str | None = None
     exit_zero: bool = False
+    config_items: tuple[str, ...] = ()  # --config FILE and --config KEY=VALUE, as given
     config_file: str | None = None
+    isolated: bool = False
+    ignore_noqa: bool = False
+    show_settings: bool = False
+    show_files: bool = False
+    add_noqa: bool = False
+    watch: bool = False
     fix: bool = False
     fix_only: bool = False
     diff: bool = False
@@ -66,6 +73,8 @@ def _tree(options: CheckOptions) -> Any:
     if options.select and not parse_codes(options.select):
         raise UsageProblem("--select names no rule (an empty --select would check nothing); "
                            "use --select ALL, a prefix such as DEV1, or leave it out")
+    from devlint.config import parse_overrides
+
     try:
         cli_layer = Layer(
             select=parse_codes(options.select) if options.select else None,
@@ -74,11 +83,58 @@ def _tree(options: CheckOptions) -> Any:
             origin="--{key}",
         )
         resolve([cli_layer])  # names an unknown code at once, whatever the files
-        return ConfigTree(cli_layer, config_file=options.config_file,
+        config_file, overrides = _config_items(options)
+        if config_file is not None and options.isolated:
+            raise UsageProblem("--isolated reads no configuration file: do not also name one with --config")
+        return ConfigTree(cli_layer, config_file=config_file,
                           exclude=_split(options.exclude) if options.exclude is not None else None,
-                          extend_exclude=_split(options.extend_exclude))
+                          extend_exclude=_split(options.extend_exclude), overrides=parse_overrides(overrides),
+                          isolated=options.isolated, ignore_noqa=options.ignore_noqa)
     except (ConfigError, SelectionError) as exc:
         raise UsageProblem(str(exc)) from None
+
+
+def _add_noqa(result: Any, quiet: bool) -> int:
+    from devlint.add_noqa import add_noqa
+
+    added = add_noqa(result.findings, result.sources)
+    for refused in added.refused:
+        click.echo(refused, err=True)
+    if not quiet:
+        click.echo(f"Added {added.added} noqa directive{'s' if added.added != 1 else ''} in "
+                   f"{added.files} file{'s' if added.files != 1 else ''}.", err=True)
+    return EXIT_OK
+
+
+def _config_items(options: CheckOptions) -> tuple[str | None, list[str]]:
+    """--config FILE (at most one) and the KEY=VALUE overrides: a value that names an existing
+    file is the file, one holding `=` an override (as Ruff tells them apart)."""
+    config_file = options.config_file
+    overrides = []
+    for item in options.config_items:
+        if os.path.isfile(item):
+            if config_file is not None:
+                raise UsageProblem(f"--config names two files ({config_file}, {item}); give one, and override "
+                                   "single settings with --config KEY=VALUE")
+            config_file = item
+        elif "=" in item:
+            overrides.append(item)
+        elif os.path.isdir(item):
+            raise UsageProblem(f"--config {item}: a folder; name its pyproject.toml or devlint.toml")
+        else:
+            raise UsageProblem(f"--config {item}: no such file, and not a KEY = VALUE setting")
+    return config_file, overrides
+
+
+def _check_statistics_format(options: CheckOptions) -> None:
+    """`--statistics` with a format made for another tool (SARIF, annotations, ...) is refused
+    before anything is checked: writing the findings would ignore --statistics, writing a table
+    would break the tool that reads the file."""
+    from devlint.report import STATISTICS_FORMATS
+
+    if options.statistics and options.format_name not in STATISTICS_FORMATS:
+        raise click.UsageError(f"--statistics does not combine with --output-format {options.format_name}: it "
+                               f"writes a table ({', '.join(STATISTICS_FORMATS[:-1])}) or a JSON list (json)")
 
 
 def _threshold(options: CheckOptions, settings: Any) -> str:
@@ -99,9 +155,34 @@ def run_check_command(options: CheckOptions, progress_for: Callable[[bool, bool]
         raise click.UsageError("`-` (standard input) cannot be mixed with other PATHS")
     if options.fix_only:
         options.fix = True
+    _check_statistics_format(options)
+    if options.watch:
+        if options.fix or options.diff or stdin or options.add_noqa or options.write_baseline_file is not None:
+            raise click.UsageError("--watch checks and reports again on each change: it does not combine with "
+                                   "--fix, --diff, --add-noqa, --write-baseline or standard input")
+        from devlint.watch import watch
+
+        once = replace(options, watch=False)
+        return watch(lambda: run_check_command(once, progress_for), list(options.paths))
+    if options.add_noqa and (options.fix or options.diff or stdin or options.write_baseline_file is not None):
+        raise click.UsageError("--add-noqa writes comments into the checked files: it does not combine with "
+                               "--fix, --diff, --write-baseline or standard input")
     tree = _tree(options)
     baseline = _read_baseline(options.baseline_file, options.write_baseline_file)
     try:
+        from devlint.docs import set_rule_url_base
+
+        set_rule_url_base(tree.project_config().rule_url_base)
+        if options.show_files or options.show_settings:
+            from devlint.show import show_files, show_settings
+
+            if options.show_files and options.show_settings:
+                raise click.UsageError("--show-files and --show-settings cannot be used together")
+            if stdin:
+                raise click.UsageError("--show-files and --show-settings read no standard input")
+            targets = list(options.paths) or ["."]
+            files, _ = _discover(options, tree, targets)
+            return show_files(files) if options.show_files else show_settings(tree, files, targets)
         if stdin:
             return _check_stdin(options, tree)
         outcome = _check_files(options, tree, progress_for)
@@ -119,6 +200,8 @@ def run_check_command(options: CheckOptions, progress_for: Callable[[bool, bool]
         before = len(result.findings)
         result = apply_baseline(result, baseline)
         known = before - len(result.findings)
+    if options.add_noqa:
+        return _add_noqa(result, options.quiet)
     if options.fix_only:
         if not options.quiet and not fixed:
             click.echo("No fixes applied.", err=True)
@@ -147,6 +230,9 @@ def _report(options: CheckOptions, result: Any) -> None:
 
     if options.output_file is not None:
         try:
+            folder = os.path.dirname(options.output_file)
+            if folder:  # as Ruff: `-o reports/devlint.sarif` makes reports/
+                os.makedirs(folder, exist_ok=True)
             with open(options.output_file, "w", encoding="utf-8", newline="") as handle:
                 write(handle)
         except OSError as exc:
@@ -192,21 +278,15 @@ def _check_stdin(options: CheckOptions, tree: Any) -> int:
         if options.fix_only:
             return EXIT_OK
         remaining = check_source(replace(unit, text=fixed.fixed), settings)
-        if not options.quiet:  # standard output holds the source: what is left goes to standard error
-            _report_remaining(options, remaining)
+        if not options.quiet:  # standard output holds the source: what is left goes to stderr, as Ruff
+            from devlint.report import render
+
+            render("concise", remaining, sys.stderr)
+            click.echo(f"{len(remaining.findings)} finding{'s' if len(remaining.findings) != 1 else ''} left "
+                       f"after {len(fixed.applied)} fix{'es' if len(fixed.applied) != 1 else ''}.", err=True)
         return _exit_code(remaining.findings, {}, options.exit_zero, threshold)
     _report(options, result)
     return _exit_code(result.findings, {}, options.exit_zero, threshold)
-
-
-def _report_remaining(options: CheckOptions, remaining: Any) -> None:
-    """The findings a `--stdin-filename --fix` run leaves, reported on standard error."""
-    from devlint.report import ReportOptions, render, summary_line
-
-    if remaining.findings:
-        render(options.format_name, remaining, sys.stderr,
-               ReportOptions(color="never", unsafe_fixes=options.unsafe_fixes, to_terminal=False, quiet=False))
-    click.echo(summary_line(remaining, unsafe_fixes=options.unsafe_fixes), err=True)
 
 
 def _read_stdin() -> bytes:
@@ -214,22 +294,33 @@ def _read_stdin() -> bytes:
     return stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode("utf-8")
 
 
-def _check_files(options: CheckOptions, tree: Any, progress_for: Callable[[bool, bool], Any]) -> Any:
+def _discover(options: CheckOptions, tree: Any, targets: list[str]) -> tuple[list, list]:
+    """The files to check under `targets`, and DEV000 for each folder that could not be listed.
+    `respect-gitignore` and `force-exclude` come from the run's own configuration."""
     from devlint.discover import PathNotFoundError, discover
+
+    for target in targets:  # a broken configuration is an error even where no file is found
+        if os.path.exists(target):
+            tree.settings_for(target)
+    project = tree.project_config()
+    force_exclude = options.force_exclude or bool(project.force_exclude)
+    unreadable: list = []
+    try:
+        files = discover(targets, is_excluded=tree.excluded,
+                         force_exclude=tree.named_excluded if force_exclude else None,
+                         respect_gitignore=project.respect_gitignore is not False,
+                         unreadable=lambda folder, why: unreadable.append(_folder_finding(folder, why)))
+    except PathNotFoundError as exc:
+        raise UsageProblem(f"path not found: {exc}") from None
+    return files, unreadable
+
+
+def _check_files(options: CheckOptions, tree: Any, progress_for: Callable[[bool, bool], Any]) -> Any:
     from devlint.rank import rank_findings
     from devlint.runner import RunResult
 
     targets = list(options.paths) or ["."]
-    for target in targets:  # a broken configuration is an error even where no file is found
-        if os.path.exists(target):
-            tree.settings_for(target)
-    unreadable: list = []
-    try:
-        files = discover(targets, is_excluded=tree.excluded,
-                         force_exclude=tree.named_excluded if options.force_exclude else None,
-                         unreadable=lambda folder, why: unreadable.append(_folder_finding(folder, why)))
-    except PathNotFoundError as exc:
-        raise UsageProblem(f"path not found: {exc}") from None
+    files, unreadable = _discover(options, tree, targets)
     groups = tree.groups(files)
     progress = progress_for(options.verbose, options.quiet)
     total = len(files)
@@ -302,17 +393,16 @@ def _key(finding: Any) -> tuple:
 def _check_group(options: CheckOptions, group: Any, targets: list[str], progress: Any) -> Any:
     """(result, whether a fix was written) for one group; with --diff, the diffs are printed
     and (fixes available, files they change) returned."""
-    from devlint.cache import default_cache_root
     from devlint.runner import default_jobs, run_check
 
     run_options: dict[str, Any] = {
         "jobs": options.jobs or default_jobs(),
-        "cache_root": None if options.no_cache else default_cache_root(group.settings.config, targets),
+        "cache_root": None if options.no_cache else _cache_root(group.settings.config, targets),
     }
     files = list(group.files)
     result = run_check(files, group.settings, progress=progress, **run_options)
     if not (options.fix or options.diff):
-        if options.show_fixes and not options.quiet:
+        if options.show_fixes:  # asked for by name: -q drops the summary, not this list
             _show_available(result, options.unsafe_fixes)
         return result, False
     from devlint.fix.apply import remove_stale_temp_files, unified_diff
@@ -335,11 +425,22 @@ def _check_group(options: CheckOptions, group: Any, targets: list[str], progress
     if not options.quiet and fixes.changed:
         click.echo(f"Fixed {count} finding{'s' if count != 1 else ''} in "
                    f"{files_changed} file{'s' if files_changed != 1 else ''}.", err=True)
-        if options.show_fixes:
-            _show_applied(fixes.changed)
+    if options.show_fixes and fixes.changed:  # asked for by name: -q drops the summary, not this list
+        _show_applied(fixes.changed)
     if fixes.changed:
         result = run_check(files, group.settings, **run_options)
     return result, bool(fixes.changed)
+
+
+def _cache_root(config: Any, targets: list[str]) -> Any:
+    """Where the result cache lives: DEVLINT_CACHE_DIR, else the `cache-dir` setting (each the
+    cache folder itself, as Ruff's), else `.devlint_cache/` in the project's root folder."""
+    from devlint.cache import CacheDir, default_cache_root
+
+    chosen = os.environ.get("DEVLINT_CACHE_DIR") or config.cache_dir
+    if chosen:
+        return CacheDir(os.path.abspath(os.path.expanduser(str(chosen))))
+    return default_cache_root(config, targets)
 
 
 def _notebook_aware_diff(changed: Any, result: Any, unified_diff: Callable[[Any], str]) -> str:

@@ -25,7 +25,9 @@ EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 
-FORMAT_CHOICES = ("text", "concise", "json", "sarif", "github")
+# the names of devlint.report.FORMATS (not imported here: `import devlint.cli` stays light)
+FORMAT_CHOICES = ("text", "concise", "json", "sarif", "github", "json-lines", "junit", "gitlab", "pylint", "rdjson",
+                  "azure", "grouped")
 FAIL_ON_CHOICES = ("error", "warning", "info", "never")
 SIMULATE_MODULE = "devlint.simulate.cli"
 RUN_HELP = "Run a script as if a GPU were present, to hit its device crashes (needs torch)."
@@ -193,8 +195,11 @@ def cli(ctx: click.Context) -> int:
     type=click.Choice(FORMAT_CHOICES),
     default="text",
     show_default=True,
-    help="text: ranked report with source excerpts; concise: one line per finding; json: machine-readable; "
-    "sarif: SARIF 2.1.0 for code scanning; github: GitHub Actions annotations. `--format` is an alias.",
+    envvar="DEVLINT_OUTPUT_FORMAT",
+    help="text: ranked report with source excerpts; concise: one line per finding; grouped: findings under "
+    "their file; json / json-lines: machine-readable; sarif: SARIF 2.1.0 for code scanning; github: GitHub "
+    "Actions annotations; gitlab: GitLab Code Quality; junit: JUnit XML; pylint: pylint's parseable lines; "
+    "rdjson: reviewdog; azure: Azure Pipelines. `--format` is an alias; DEVLINT_OUTPUT_FORMAT sets it too.",
 )
 @click.option("-o", "--output-file", metavar="FILE", type=click.Path(dir_okay=False, path_type=str),
               help="Write the report to FILE instead of standard output.")
@@ -210,11 +215,22 @@ def cli(ctx: click.Context) -> int:
 @click.option("--exit-zero", is_flag=True, help="Report findings but exit 0 (usage and internal errors still exit 2/3).")
 @click.option(
     "--config",
-    "config_file",
-    type=click.Path(exists=True, dir_okay=False, path_type=str),
-    help="Read settings from this file for every checked file, instead of each file's nearest "
-    "pyproject.toml / devlint.toml.",
+    "config_items",
+    multiple=True,
+    metavar="FILE | KEY=VALUE",
+    help="A FILE: read settings from it for every checked file, instead of each file's nearest "
+    "pyproject.toml / devlint.toml. KEY = VALUE (TOML, repeatable): override that setting of whichever "
+    "file applies, e.g. --config 'fail-on = \"error\"'.",
 )
+@click.option("--isolated", is_flag=True, help="Read no configuration file (the defaults, and --config KEY=VALUE).")
+@click.option("--ignore-noqa", is_flag=True, help="Report findings that `# noqa` comments would silence.")
+@click.option("--show-settings", is_flag=True,
+              help="Print the settings the first checked file gets, and which files they come from; check nothing.")
+@click.option("--show-files", is_flag=True, help="Print the files that would be checked, one a line; check nothing.")
+@click.option("--watch", is_flag=True,
+              help="Check, then check again whenever a file or a configuration changes (Ctrl-C to stop).")
+@click.option("--add-noqa", is_flag=True,
+              help="Add `# noqa: CODE` to every line with a finding (kept beside existing comments); report nothing.")
 @click.option("--fix", is_flag=True, help="Apply the safe automatic fixes in place.")
 @click.option("--fix-only", is_flag=True, help="Apply the fixes and report nothing else (implies --fix).")
 @click.option("--diff", is_flag=True, help="Print the automatic fixes as a unified diff and change nothing.")
@@ -339,22 +355,36 @@ def _tolerate_unencodable_output() -> None:
 
 
 @cli.command("rules")
+@click.argument("selectors", nargs=-1, metavar="[CODES]...")
 @click.option("--output-format", "--format", "format_name", type=click.Choice(("text", "json")), default="text",
               show_default=True, help="text: a table; json: a list of objects (code, name, severity, default, fix, url).")
-def rules_command(format_name: str) -> int:
-    """List every rule with its severity and default (and its fix, with --format json)."""
+def rules_command(selectors: tuple[str, ...], format_name: str) -> int:
+    """List the rules with their severity and default (and their fix, with --format json).
+
+    CODES narrow the list as `--select` would: codes, prefixes or names (`devlint rules DEV1`,
+    `devlint rules DEV101,discarded-to`)."""
     from devlint.docs import rule_url
     from devlint.rules import all_rules
+    from devlint.selection import SelectionError, expand, parse_codes, validate
 
+    rules = all_rules()
+    if selectors:
+        chosen = parse_codes(selectors)
+        try:
+            validate(chosen, "devlint rules")
+        except SelectionError as exc:
+            raise UsageProblem(str(exc)) from None
+        codes = expand(chosen)
+        rules = tuple(r for r in rules if r.code in codes)
     if format_name == "json":
         import json
 
         click.echo(json.dumps([{"code": r.code, "name": r.name, "severity": r.severity.value,
                                 "default": r.default_enabled, "fix": r.fix.value, "summary": r.summary,
-                                "url": rule_url(r.code)} for r in all_rules()], indent=2))
+                                "url": rule_url(r.code)} for r in rules], indent=2))
         return EXIT_OK
     rows = [("code", "name", "severity", "default")]
-    rows += [(r.code, r.name, r.severity.value, "on" if r.default_enabled else "off") for r in all_rules()]
+    rows += [(r.code, r.name, r.severity.value, "on" if r.default_enabled else "off") for r in rules]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from devlint.selection import Layer, SelectionError, expand, parse_codes, validate
 
@@ -25,15 +25,21 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-__all__ = ["Config", "ConfigError", "find_config", "load_config", "FAIL_ON_CHOICES"]
+__all__ = ["Config", "ConfigError", "find_config", "load_config", "defaults", "parse_overrides", "FAIL_ON_CHOICES"]
 
 FAIL_ON_CHOICES = ("error", "warning", "info", "never")
 CONFIG_FILE = "devlint.toml"
 PYPROJECT = "pyproject.toml"
 
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "device-helpers", "move-helpers",
-              "library-mode-exclude")
-_KNOWN_KEYS = frozenset(_LIST_KEYS + ("per-file-ignores", "fail-on", "library-mode"))
+              "library-mode-exclude", "extend-exclude", "include", "fixable", "unfixable", "extend-safe-fixes",
+              "extend-unsafe-fixes")
+_KNOWN_KEYS = frozenset(_LIST_KEYS + ("per-file-ignores", "fail-on", "library-mode", "extend",
+                                      "extend-per-file-ignores", "respect-gitignore", "force-exclude", "cache-dir",
+                                      "required-version", "rule-url-base"))
+# a run's own behaviour rather than a file's: read from the configuration of the folder devlint
+# runs in (or --config), as Ruff reads them from its root configuration
+PROJECT_KEYS = ("respect-gitignore", "force-exclude", "cache-dir", "rule-url-base")
 
 
 class ConfigError(Exception):
@@ -58,6 +64,38 @@ class Config:
     # `library_mode_exclude` turns it off for the files its globs match
     library_mode: bool = True
     library_mode_exclude: tuple[str, ...] = ()
+    # `extend`: the files this one extends, nearest first, and their selections (applied first)
+    extends: tuple[Path, ...] = ()
+    inherited_layers: tuple[Layer, ...] = ()
+    # patterns inherited through `extend` stay relative to the file that wrote them
+    exclude_root: Path | None = None
+    per_file_root: Path | None = None
+    extend_exclude: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (folder, patterns)
+    extend_per_file_ignores: tuple[tuple[str, str, tuple[str, ...]], ...] = ()  # (folder, glob, codes)
+    include: tuple[str, ...] = ()
+    include_root: Path | None = None
+    respect_gitignore: bool | None = None
+    force_exclude: bool | None = None
+    cache_dir: Path | None = None
+    required_version: str | None = None
+    rule_url_base: str | None = None
+    # fix policy (devlint.fix_policy): which codes' fixes are offered, and as which safety
+    fixable: tuple[str, ...] | None = None
+    unfixable: tuple[str, ...] = ()
+    extend_safe_fixes: tuple[str, ...] = ()
+    extend_unsafe_fixes: tuple[str, ...] = ()
+    ignore_noqa: bool = False  # --ignore-noqa: suppression comments silence nothing
+    # which file set each key (for --show-settings): key -> file, or "--config" for an override
+    origins: tuple[tuple[str, str], ...] = ()
+
+    def layers(self) -> tuple[Layer, ...]:
+        """The selections of the files this one extends, then its own."""
+        return (*self.inherited_layers, self.layer())
+
+    def exclude_groups(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """(folder, patterns) of `exclude` and every `extend-exclude`, each relative to its folder."""
+        own = ((str(self.exclude_root or self.root), self.exclude),) if self.exclude else ()
+        return own + self.extend_exclude
 
     def layer(self) -> Layer:
         """These settings as one selection layer (validated already)."""
@@ -78,11 +116,14 @@ class Config:
 
     def ignored_for(self, path: str) -> frozenset[str]:
         """Codes `per-file-ignores` turns off for `path` (a display or absolute path)."""
-        if not self.per_file_ignores:
+        if not self.per_file_ignores and not self.extend_per_file_ignores:
             return frozenset()
         codes: set[str] = set()
         for pattern, selectors in self.per_file_ignores:
-            if _matches(pattern, path, self.root):
+            if _matches(pattern, path, self.per_file_root or self.root):
+                codes |= expand(selectors)
+        for folder, pattern, selectors in self.extend_per_file_ignores:
+            if _matches(pattern, path, Path(folder)):
                 codes |= expand(selectors)
         return frozenset(codes)
 
@@ -171,17 +212,60 @@ def load_config(
     config_file: str | os.PathLike[str] | None = None,
     *,
     start: str | os.PathLike[str] | None = None,
+    overrides: dict[str, Any] | None = None,
 ) -> Config:
-    """Settings from `config_file`, else from the nearest config file above `start`, else defaults."""
+    """Settings from `config_file`, else from the nearest config file above `start`, else
+    defaults; `overrides` (`--config KEY=VALUE`) replace the file's keys."""
     path = Path(config_file) if config_file is not None else find_config(start)
     if path is None:
-        return Config(root=Path.cwd())
-    section = _section(path, _read_toml(path))
-    return parse_config(section or {}, path)
+        return defaults(overrides)
+    return _load(path, overrides or {}, ())
 
 
-def parse_config(section: dict[str, Any], path: Path) -> Config:
-    """Validate one devlint table; `path` is named in every error."""
+def defaults(overrides: dict[str, Any] | None = None) -> Config:
+    """The settings without a configuration file (`--isolated`, or none found): the defaults,
+    under `--config KEY=VALUE` overrides when given."""
+    if overrides:
+        return replace(parse_config(overrides, Path(OVERRIDE_ORIGIN)), source=None, root=Path.cwd())
+    return Config(root=Path.cwd())
+
+
+OVERRIDE_ORIGIN = "--config"
+
+
+def _load(path: Path, overrides: dict[str, Any], chain: tuple[Path, ...]) -> Config:
+    """One file's settings over those of the file it extends (each read once per chain)."""
+    real = path.resolve()
+    if real in chain:
+        cycle = " -> ".join(str(p) for p in (*chain, real))
+        raise ConfigError(f"{chain[-1]}: extend: the files extend each other in a circle ({cycle})")
+    section = dict(_section(path, _read_toml(path)) or {})
+    base: Config | None = None
+    if "extend" in section:
+        target = section["extend"]
+        if not isinstance(target, str) or not target:
+            raise ConfigError(f"{_origin(path, 'extend')}: must be the path of a configuration file, got "
+                              f"{_describe(target)}")
+        base_path = Path(os.path.expanduser(target))
+        if not base_path.is_absolute():
+            base_path = Path(os.path.normpath(real.parent / base_path))
+        if not base_path.is_file():
+            raise ConfigError(f"{_origin(path, 'extend')}: {target!r} is not a file (looked for {base_path})")
+        base = _load(base_path, {}, (*chain, real))
+    if not overrides:
+        return parse_config(section, path, base=base)
+    # an override replaces the file's value of its key, as Ruff's `--config KEY=VALUE`; checked
+    # alone first, so that an error in it names --config rather than the file
+    parse_config(overrides, Path(OVERRIDE_ORIGIN))
+    config = parse_config({**section, **overrides}, path, base=base)
+    origins = dict(config.origins)
+    origins.update((key, OVERRIDE_ORIGIN) for key in overrides)
+    return replace(config, origins=tuple(origins.items()))
+
+
+def parse_config(section: dict[str, Any], path: Path, base: Config | None = None) -> Config:
+    """Validate one devlint table; `path` is named in every error. Keys the table does not set
+    come from `base` (the file it extends), whose selection is applied before this one's."""
     unknown = sorted(set(section) - _KNOWN_KEYS)
     if unknown:
         key = unknown[0]
@@ -189,6 +273,8 @@ def parse_config(section: dict[str, Any], path: Path) -> Config:
         if key.replace("_", "-") in _KNOWN_KEYS:
             hint = f" (did you mean `{key.replace('_', '-')}`?)"
         raise ConfigError(f"{_origin(path, key)}: unknown setting{hint}; known: {', '.join(sorted(_KNOWN_KEYS))}")
+    if path.name == OVERRIDE_ORIGIN and "extend" in section:
+        raise ConfigError(f"{OVERRIDE_ORIGIN}: extend: name the file with `--config FILE` instead")
 
     def string_list(key: str) -> tuple[str, ...] | None:
         if key not in section:
@@ -209,20 +295,31 @@ def parse_config(section: dict[str, Any], path: Path) -> Config:
             raise ConfigError(str(exc)) from None
         return parsed
 
-    select = codes("select")
-    extend_select = codes("extend-select") or ()
-    ignore = codes("ignore") or ()
-    exclude = string_list("exclude") or ()
+    def flag(key: str) -> bool | None:
+        if key not in section:
+            return None
+        value = section[key]
+        if not isinstance(value, bool):
+            raise ConfigError(f"{_origin(path, key)}: must be true or false, got {_describe(value)}")
+        return value
 
-    per_file: list[tuple[str, tuple[str, ...]]] = []
-    if "per-file-ignores" in section:
-        table = section["per-file-ignores"]
+    def text(key: str) -> str | None:
+        if key not in section:
+            return None
+        value = section[key]
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"{_origin(path, key)}: must be a string, got {_describe(value)}")
+        return value
+
+    def per_file_table(name: str) -> list[tuple[str, tuple[str, ...]]]:
+        found: list[tuple[str, tuple[str, ...]]] = []
+        if name not in section:
+            return found
+        table = section[name]
         if not isinstance(table, dict):
-            raise ConfigError(
-                f"{_origin(path, 'per-file-ignores')}: must be a table of glob = [codes], got {_describe(table)}"
-            )
+            raise ConfigError(f"{_origin(path, name)}: must be a table of glob = [codes], got {_describe(table)}")
         for pattern, value in table.items():
-            key = f"per-file-ignores.{pattern!r}"
+            key = f"{name}.{pattern!r}"
             if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
                 raise ConfigError(f"{_origin(path, key)}: must be a list of codes, got {_describe(value)}")
             parsed = parse_codes(value)
@@ -230,9 +327,27 @@ def parse_config(section: dict[str, Any], path: Path) -> Config:
                 validate(parsed, _origin(path, key))
             except SelectionError as exc:
                 raise ConfigError(str(exc)) from None
-            per_file.append((pattern, parsed))
+            found.append((pattern, parsed))
+        return found
 
-    fail_on = None
+    required = text("required-version")
+    if required is not None:
+        check_required_version(required, _origin(path, "required-version"))
+    folder = path.resolve().parent if path.name != OVERRIDE_ORIGIN else Path.cwd()
+    base = base or Config(root=folder)
+    select = codes("select")
+    extend_select = codes("extend-select") or ()
+    ignore = codes("ignore") or ()
+    exclude = string_list("exclude")
+    per_file = per_file_table("per-file-ignores") if "per-file-ignores" in section else None
+    extend_per_file = tuple((str(folder), pattern, found) for pattern, found in
+                            per_file_table("extend-per-file-ignores"))
+    extend_exclude = string_list("extend-exclude")
+    include = string_list("include")
+    cache_dir = text("cache-dir")
+    fixable = codes("fixable")
+
+    fail_on = base.fail_on
     if "fail-on" in section:
         fail_on = section["fail-on"]
         if not isinstance(fail_on, str) or fail_on.lower() not in FAIL_ON_CHOICES:
@@ -241,35 +356,102 @@ def parse_config(section: dict[str, Any], path: Path) -> Config:
             )
         fail_on = fail_on.lower()
 
-    library_mode = True
-    if "library-mode" in section:
-        library_mode = section["library-mode"]
-        if not isinstance(library_mode, bool):
-            raise ConfigError(f"{_origin(path, 'library-mode')}: must be true or false, got {_describe(library_mode)}")
-    library_mode_exclude = string_list("library-mode-exclude") or ()
+    library_mode = flag("library-mode")
+    library_mode_exclude = string_list("library-mode-exclude")
 
-    helpers: dict[str, tuple[str, ...]] = {}
+    helpers: dict[str, tuple[str, ...] | None] = {}
     for key in ("device-helpers", "move-helpers"):
-        names = string_list(key) or ()
-        for name in names:
+        names = string_list(key)
+        for name in names or ():
             if not name or not all(part.isidentifier() for part in name.split(".")):
                 raise ConfigError(f"{_origin(path, key)}: {name!r} is not a dotted name such as `utils.get_device`")
         helpers[key] = names
 
+    inherited = base.layers() if base.source is not None or base.origins else ()
+    origin_name = str(path)
     return Config(
         source=path,
-        root=path.resolve().parent,
+        root=folder,
         select=select,
         extend_select=extend_select,
         ignore=ignore,
-        exclude=exclude,
-        per_file_ignores=tuple(per_file),
+        exclude=exclude if exclude is not None else base.exclude,
+        exclude_root=None if exclude is not None else (base.exclude_root or base.root),
+        per_file_ignores=tuple(per_file) if per_file is not None else base.per_file_ignores,
+        per_file_root=None if per_file is not None else (base.per_file_root or base.root),
+        extend_per_file_ignores=base.extend_per_file_ignores + extend_per_file,
+        extend_exclude=base.extend_exclude + (((str(folder), extend_exclude),) if extend_exclude else ()),
+        include=include if include is not None else base.include,
+        include_root=None if include is not None else (base.include_root or base.root),
         fail_on=fail_on,
-        device_helpers=helpers["device-helpers"],
-        move_helpers=helpers["move-helpers"],
-        library_mode=library_mode,
-        library_mode_exclude=library_mode_exclude,
+        device_helpers=_pick(helpers["device-helpers"], base.device_helpers),
+        move_helpers=_pick(helpers["move-helpers"], base.move_helpers),
+        library_mode=_pick(library_mode, base.library_mode),
+        library_mode_exclude=_pick(library_mode_exclude, base.library_mode_exclude),
+        extends=((base.source, *base.extends) if base.source is not None else base.extends),
+        inherited_layers=inherited,
+        respect_gitignore=_pick(flag("respect-gitignore"), base.respect_gitignore),
+        force_exclude=_pick(flag("force-exclude"), base.force_exclude),
+        cache_dir=(folder / os.path.expanduser(cache_dir)) if cache_dir is not None else base.cache_dir,
+        required_version=_pick(required, base.required_version),
+        rule_url_base=_pick(text("rule-url-base"), base.rule_url_base),
+        fixable=_pick(fixable, base.fixable),
+        unfixable=base.unfixable + (codes("unfixable") or ()),
+        extend_safe_fixes=base.extend_safe_fixes + (codes("extend-safe-fixes") or ()),
+        extend_unsafe_fixes=base.extend_unsafe_fixes + (codes("extend-unsafe-fixes") or ()),
+        ignore_noqa=base.ignore_noqa,
+        origins=tuple(dict([*base.origins, *((key, origin_name) for key in section if key != "extend")]).items()),
     )
+
+
+def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
+    """`--config KEY=VALUE` options as a devlint table: each VALUE is TOML (`select = ["DEV1"]`,
+    `fail-on = "error"`, `library-mode = false`), as Ruff reads its `--config` overrides."""
+    table: dict[str, Any] = {}
+    for item in items:
+        try:
+            parsed = tomllib.loads(item)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"--config {item!r}: not a KEY = VALUE pair in TOML ({exc}); a string value needs "
+                              "quotes: --config 'fail-on = \"error\"'") from None
+        table.update(parsed)
+    return table
+
+
+def _pick(value: Any, inherited: Any) -> Any:
+    return inherited if value is None else value
+
+
+_OPERATORS = ("==", ">=", "<=", "!=", "~=", ">", "<")
+
+
+def _version(text: str) -> tuple[int, ...]:
+    parts = text.strip().split(".")
+    if not parts or not all(part.isdigit() for part in parts):
+        raise ValueError(text)
+    return tuple(int(part) for part in parts)
+
+
+def check_required_version(spec: str, origin: str) -> None:
+    """`required-version = ">=0.1"` (or `"0.1.0"`, or several clauses joined by commas): a
+    ConfigError naming both versions when the running devlint does not satisfy it, so a team's
+    CI and its laptops cannot disagree on which devlint checks the code."""
+    from devlint import __version__
+
+    running = _version(__version__)
+    for clause in spec.split(","):
+        clause = clause.strip()
+        operator = next((op for op in _OPERATORS if clause.startswith(op)), "==")
+        try:
+            wanted = _version(clause[len(operator):] if clause.startswith(operator) else clause)
+        except ValueError:
+            raise ConfigError(f"{origin}: {spec!r} is not a version requirement such as \">=0.1\"") from None
+        width = max(len(running), len(wanted))
+        have, need = running + (0,) * (width - len(running)), wanted + (0,) * (width - len(wanted))
+        ok = {"==": have == need, ">=": have >= need, "<=": have <= need, "!=": have != need, ">": have > need,
+              "<": have < need, "~=": have >= need and have[: len(wanted) - 1] == wanted[:-1]}[operator]
+        if not ok:
+            raise ConfigError(f"{origin}: this project requires devlint {spec}, but devlint {__version__} is running")
 
 
 def _describe(value: Any) -> str:

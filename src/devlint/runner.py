@@ -129,14 +129,17 @@ def check_unit(unit: SourceUnit, settings: CheckSettings, *, depends: set[str] |
     ignored = settings.config.ignored_for(unit.path)
     own = [f for f in findings if f.path == unit.display]
     own = [f for f in own if f.code in settings.enabled and f.code not in ignored]
-    stale = _unused_suppressions(unit, own, settings.enabled - ignored)
-    own = apply_suppressions(own, unit.text) + stale
+    if not settings.config.ignore_noqa:  # --ignore-noqa: every comment is left unread
+        stale = _unused_suppressions(unit, own, settings.enabled - ignored)
+        own = apply_suppressions(own, unit.text) + stale
     if unit.is_notebook:
         own = [_to_cells(unit, finding) for finding in own]
     others = [f for f in findings if f.path != unit.display]
     if depends is not None:
         depends.update(os.path.realpath(f.path) for f in others)
-    return own + _other_files(unit, others, settings)
+    from devlint.fix_policy import apply_fix_policy  # fixable / unfixable, extend-(un)safe-fixes
+
+    return apply_fix_policy(own + _other_files(unit, others, settings), settings.config)
 
 
 def _unused_suppressions(unit: SourceUnit, own: list[Finding], enabled: frozenset[str]) -> list[Finding]:
@@ -164,7 +167,9 @@ def _other_files(unit: SourceUnit, findings: list[Finding], settings: CheckSetti
     for path, group in by_path.items():
         ignored = settings.config.ignored_for(path)
         group = [f for f in group if f.code in settings.enabled and f.code not in ignored]
-        if group:
+        if group and settings.config.ignore_noqa:
+            kept.extend(group)
+        elif group:
             kept.extend(apply_suppressions(group, read_source(path, display=path).text))
     return kept
 

@@ -1,6 +1,7 @@
 """Which rules run: `select` / `ignore` / `extend-select` with code prefixes, layered.
 
-Selectors are full codes (`DEV101`), prefixes (`DEV1`, `DEV10`) or `ALL`. A selector that
+Selectors are full codes (`DEV101`), prefixes (`DEV1`, `DEV10`), `ALL`, or a rule's name
+(`unmoved-input`, as `devlint rules` lists them), which stands for its code. A selector that
 matches no rule is an error rather than a silent no-op: a typo in `--ignore DEV1O1` must not
 leave a CI job believing a rule is off (or on). Settings come in layers (defaults, then the
 configuration file, then the command line); a layer with `select` starts over from exactly what
@@ -32,7 +33,8 @@ class SelectionError(ValueError):
         self.selector = selector
         self.origin = origin
         where = f"{origin}: " if origin else ""
-        super().__init__(f"{where}unknown rule code or prefix {selector!r} (see `devlint rules`)")
+        super().__init__(f"{where}unknown rule code or prefix {selector!r} (a code such as DEV101, a prefix such "
+                         "as DEV1, ALL, or a rule name such as unmoved-input; see `devlint rules`)")
 
 
 def all_codes() -> tuple[str, ...]:
@@ -40,15 +42,24 @@ def all_codes() -> tuple[str, ...]:
 
 
 def parse_codes(text: str | Sequence[str] | None) -> tuple[str, ...]:
-    """`"DEV101, dev2"` or a list of such strings -> `("DEV101", "DEV2")`."""
+    """`"DEV101, dev2, discarded-to"` or a list of such strings -> `("DEV101", "DEV2", "DEV107")`.
+    A rule name becomes its code; an unknown name stays as written (lower case), so that the
+    error names what the user wrote."""
     if text is None:
         return ()
     parts = [text] if isinstance(text, str) else list(text)
     out: list[str] = []
     for part in parts:
         for piece in part.replace(",", " ").split():
-            out.append(piece.strip().upper())
+            out.append(_selector(piece.strip()))
     return tuple(out)
+
+
+def _selector(piece: str) -> str:
+    if "-" not in piece:  # every rule name has a hyphen; codes and prefixes never do
+        return piece.upper()
+    name = piece.lower()
+    return next((rule.code for rule in _rules.all_rules() if rule.name == name), name)
 
 
 def _matches(selector: str, code: str) -> bool:

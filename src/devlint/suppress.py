@@ -185,11 +185,19 @@ def unused_suppressions(findings: Iterable[Finding], text: str | None, enabled: 
             if line not in used and _bare_devlint_comment(text, line):
                 out.append(Unused(line, table.columns.get(line, 1), ()))
             continue
-        stale = tuple(sorted(code for code in codes if _OWN_CODE.match(code) and code in enabled
+        # a code in devlint's form that no rule has (`# noqa: DEV999`, a typo) silences nothing ever
+        stale = tuple(sorted(code for code in codes if _OWN_CODE.match(code)
+                             and (code in enabled or code not in _known_codes())
                              and code not in used.get(line, set())))
         if stale:
             out.append(Unused(line, table.columns.get(line, 1), stale))
     return out
+
+
+def _known_codes() -> frozenset[str]:
+    from devlint.rules import all_rules
+
+    return frozenset(rule.code for rule in all_rules())
 
 
 def _bare_devlint_comment(text: str, line: int) -> bool:

@@ -314,7 +314,7 @@ def test_without_torch_run_exits_2_with_a_clear_message(tmp_path):
         tmp_path,
     )
     assert probe.returncode == 2, probe.stderr
-    assert "PyTorch" in probe.stderr and "devlint[run]" in probe.stderr
+    assert "PyTorch" in probe.stderr and 'pip install ".[run]"' in probe.stderr
     assert "never runs" not in probe.stdout
 
 

@@ -239,6 +239,19 @@ def write_source(unit: SourceUnit, fixed: str) -> None:
     write_atomically(unit.path, source_bytes(unit, fixed), durable=True)
 
 
+def write_notebook(unit: SourceUnit, fixed_cells: list[str]) -> bool:
+    """Replace the changed code cells' sources in the notebook of `unit`, keeping every other
+    byte (outputs, metadata, indentation, escapes); False (nothing written) when its JSON cannot
+    be rewritten that way or the file changed since it was read."""
+    with open(unit.path, "rb") as handle:
+        raw = handle.read()
+    new = notebook_bytes(unit, raw, fixed_cells)
+    if new is None:
+        return False
+    write_atomically(unit.path, new, durable=True)
+    return True
+
+
 _TEMP_NAME = re.compile(r"^\.devlint-(\d+)-[A-Za-z0-9_]+\.tmp$")  # atomic.TEMP_PREFIX ... TEMP_SUFFIX
 STALE_AFTER_S = 3600.0  # a temporary file this old is stale whoever wrote it
 

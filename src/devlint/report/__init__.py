@@ -15,8 +15,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from devlint.findings import Evidence, Finding
     from devlint.runner import RunResult
 
-__all__ = ["FORMATS", "ReportOptions", "render", "render_statistics", "summary_line", "location", "shown_path", "step_where",
-           "fixable_marker"]
+__all__ = ["FORMATS", "STATISTICS_FORMATS", "ReportOptions", "render", "render_statistics", "summary_line", "location",
+           "shown_path", "step_where", "fixable_marker"]
 
 # format name -> module under devlint.report
 FORMATS: dict[str, str] = {
@@ -25,7 +25,19 @@ FORMATS: dict[str, str] = {
     "json": "json_",
     "sarif": "sarif",
     "github": "github",
+    "json-lines": "json_lines",
+    "junit": "junit",
+    "gitlab": "gitlab",
+    "pylint": "pylint",
+    "rdjson": "rdjson",
+    "azure": "azure",
+    "grouped": "grouped",
 }
+# the formats whose renderer takes no ReportOptions (nothing in them depends on the flags)
+_PLAIN = frozenset({"json", "sarif", "github"})
+# `--statistics` writes a table, or a JSON list with json; a format made for another tool has no
+# place for it, so asking for both is a usage error rather than a report that ignores one
+STATISTICS_FORMATS = ("text", "concise", "grouped", "json")
 
 Renderer = Callable[["RunResult", TextIO], None]
 
@@ -44,7 +56,7 @@ class ReportOptions:
 def render(format_name: str, result: "RunResult", stream: TextIO, options: ReportOptions | None = None) -> None:
     """Write `result` to `stream` in `format_name` (one of FORMATS)."""
     module = importlib.import_module(f"devlint.report.{FORMATS[format_name]}")
-    if options is not None and format_name in ("text", "concise"):
+    if options is not None and format_name not in _PLAIN:
         module.render(result, stream, options)
     else:
         module.render(result, stream)

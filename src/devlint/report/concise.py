@@ -1,4 +1,6 @@
-"""`--format concise`: one `path:line:col: CODE message` line per finding, for editors and grep."""
+"""`--format concise`: one `path:line:col: CODE [severity] message` line per finding, for editors
+and grep. The severity is said as in the text report, so a reader of a CI log can tell an error
+that fails the job from an info finding without looking the code up."""
 
 from __future__ import annotations
 
@@ -16,4 +18,5 @@ def render(result: "RunResult", stream: TextIO, options: "ReportOptions | None" 
     for finding in result.findings:
         message = " ".join(finding.message.split())
         where = location(finding.path, finding.line, finding.column, finding.cell)
-        stream.write(f"{where}: {finding.code} {fixable_marker(finding, options)}{message}\n")
+        severity = finding.severity.value
+        stream.write(f"{where}: {finding.code} [{severity}] {fixable_marker(finding, options)}{message}\n")

@@ -15,11 +15,11 @@ steps follow its message, one numbered line each ("2. models.py:12:9: `model` is
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, TextIO
 
 from devlint.findings import Finding, Severity
 from devlint.report import step_where
+from devlint.report.places import working_path
 
 if TYPE_CHECKING:  # pragma: no cover
     from devlint.runner import RunResult
@@ -37,20 +37,9 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def _path(path: str) -> str:
-    absolute = os.path.abspath(path)
-    try:
-        relative = os.path.relpath(absolute, os.getcwd())
-    except ValueError:  # another drive on Windows
-        return absolute.replace(os.sep, "/")
-    if relative == ".." or relative.startswith(".." + os.sep):
-        return absolute.replace(os.sep, "/")
-    return relative.replace(os.sep, "/")
-
-
 def annotation(finding: Finding) -> str:
     """The workflow command for one finding."""
-    properties = [("file", _path(finding.path))]
+    properties = [("file", working_path(finding.path))]
     message = finding.message
     if finding.cell is None:
         properties += [
@@ -77,7 +66,7 @@ def annotation(finding: Finding) -> str:
 def _evidence_lines(finding: Finding) -> str:
     """The evidence steps as numbered lines after the message (the annotation shows them as
     lines: the newlines are escaped like the rest of the message); "" without evidence."""
-    return "".join(f"\n{number}. {step_where(step, finding, _path)}: {' '.join(step.message.split())}"
+    return "".join(f"\n{number}. {step_where(step, finding, working_path)}: {' '.join(step.message.split())}"
                    for number, step in enumerate(finding.evidence, start=1))
 
 

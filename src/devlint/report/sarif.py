@@ -22,6 +22,7 @@ from urllib.parse import quote
 
 from devlint import __version__
 from devlint.findings import Finding, Severity
+from devlint.report.places import disk_position
 
 if TYPE_CHECKING:  # pragma: no cover
     from devlint.rules.base import Rule
@@ -99,23 +100,8 @@ def _fixes(finding: Finding, artifact: dict[str, str]) -> list[dict[str, Any]]:
     ]
 
 
-def _in_file(path: str, cell: int | None, line: int, column: int, end_line: int, end_column: int
-             ) -> tuple[int, int, int, int]:
-    """A notebook position (inside a code cell) as a position in the .ipynb file on disk, which
-    is what code scanning shows; other positions as they are."""
-    if cell is None:
-        return line, column, end_line, end_column
-    from devlint.notebook_lines import raw_position
-
-    start = raw_position(path, cell, line, column)
-    if start is None:
-        return line, column, end_line, end_column
-    end = raw_position(path, cell, end_line, end_column) or start
-    return (*start, *end) if end >= start else (*start, *start)
-
-
 def _step_location(path: str, line: int, column: int, message: str, cell: int | None) -> dict[str, Any]:
-    line, column, _, _ = _in_file(path, cell, line, column, line, column)
+    line, column, _, _ = disk_position(path, cell, line, column, line, column)
     location: dict[str, Any] = {
         "physicalLocation": {
             "artifactLocation": _artifact(path),
@@ -197,7 +183,7 @@ def to_document(result: "RunResult") -> dict[str, Any]:
                 {
                     "physicalLocation": {
                         "artifactLocation": artifact,
-                        "region": _region(*_in_file(finding.path, finding.cell, finding.line, finding.column,
+                        "region": _region(*disk_position(finding.path, finding.cell, finding.line, finding.column,
                                                     finding.end_line, finding.end_column)),
                     }
                 }

@@ -33,7 +33,8 @@ rule = Rule(
     limits="""
         Only codes of rules that ran are judged (a comment for a rule you turned off is left
         alone), and a bare `# noqa` is never reported: it may be meant for another tool. A bare
-        `# devlint: ignore` that silences nothing is reported.
+        `# devlint: ignore` that silences nothing is reported, and so is a code that no rule
+        has (`# noqa: DEV999`, a typo), which can never silence anything.
     """,
 )
 # DEV001 findings are produced by devlint.runner after suppression comments are applied.
@@ -43,8 +44,17 @@ def finding(path: str, line: int, column: int, codes: tuple[str, ...]) -> "Findi
     """The DEV001 finding for a suppression comment at (line, column) that silenced nothing."""
     from devlint.findings import make_finding
 
+    from devlint.rules import all_rules
+
+    known = {r.code for r in all_rules()}
+    unknown = [code for code in codes if code not in known]
     named = ", ".join(codes)
-    message = (f"unused suppression: nothing on this line is reported as {named}; remove `{named}` from the comment"
-               if codes else "unused suppression: `# devlint: ignore` silences nothing on this line; remove it")
+    if unknown:
+        message = (f"unknown code in a suppression: {', '.join(unknown)} is not a devlint rule (see `devlint rules`), "
+                   f"so it silences nothing; correct or remove `{named}`")
+    elif codes:
+        message = f"unused suppression: nothing on this line is reported as {named}; remove `{named}` from the comment"
+    else:
+        message = "unused suppression: `# devlint: ignore` silences nothing on this line; remove it"
     return make_finding(rule.code, rule.name, rule.severity, path, (line, column, line, column + 1), message,
                         statement_lines=(line, line))

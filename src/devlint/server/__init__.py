@@ -25,7 +25,7 @@ def serve() -> int:
         if (exc.name or "").split(".")[0] not in ("pygls", "lsprotocol"):
             raise
         print(f"devlint: error: `devlint server` needs pygls, which is not installed here ({exc}); "
-              "reinstall devlint (`pip install devlint`) to get it.", file=sys.stderr)
+              "reinstall devlint (`pip install .` in its checkout) to get it.", file=sys.stderr)
         return 2
     # a check allocates hundreds of thousands of syntax nodes: with the default thresholds the
     # collector runs often and walks the parses it keeps each time (a third of a check); fewer,

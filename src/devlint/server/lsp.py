@@ -6,7 +6,10 @@ while a file is analysed. A change is checked after a short quiet period (`DEBOU
 client's `debounceMs`); changes that arrive while a check runs are checked once it ends, and a
 result computed for a version the editor has already replaced is dropped, since the check of
 the newer version is on its way. When a file's result changes, the open documents whose results
-depended on it are checked again (from memory when nothing they read has changed).
+depended on it are checked again (from memory when nothing they read has changed). Diagnostics
+are sent when no check is running or queued (`flush`): another document's check can place
+findings in a document, so each version gets one complete list rather than a partial one first.
+A client that pulls diagnostics (devlint.server.pull) is sent nothing and asked to pull again.
 """
 
 from __future__ import annotations
@@ -67,6 +70,11 @@ class DevlintServer(LanguageServer):
         self._busy = False
         self._stopped = False
         self._told: set[str] = set()  # configuration problems already shown to the user
+        # documents whose diagnostics wait for the checks queued now (their result may place
+        # findings in them), so each version's list is sent once, complete (devlint.server.pull)
+        self._held: dict[str, CheckResult | None] = {}
+        self.pull_mode = False  # the client asks (textDocument/diagnostic): nothing is pushed
+        self.changed = asyncio.Event()  # set whenever a result is recorded or a check ends
 
     # --- scheduling ------------------------------------------------------------------------
 
@@ -117,6 +125,8 @@ class DevlintServer(LanguageServer):
             if self.version_of(snapshot.key) == snapshot.version and self.is_open(snapshot.key):
                 self.publish(result)
         self._kick()
+        self.flush()
+        self.changed.set()
 
     def stop(self) -> None:
         self._stopped = True
@@ -194,6 +204,8 @@ class DevlintServer(LanguageServer):
             self.check_dependants(os.path.realpath(path))
         if result is not None:
             self.republish(self.paths_of(result.elsewhere()))
+        self._held.pop(key, None)
+        self.flush()
 
     def check_dependants(self, real_path: str, but: str | None = None) -> None:
         """Check again the open documents whose last result read this file (but `but`)."""
@@ -207,20 +219,40 @@ class DevlintServer(LanguageServer):
         return self.workspace.position_codec.client_num_units(text)
 
     def publish(self, result: CheckResult) -> None:
+        """Record `result`; its diagnostics are sent by `flush`, once the queued checks are done."""
         key = result.snapshot.key
         before = self.published.get(key)
         self.published[key] = result
         if result.problem is not None:
             self._tell(f"devlint: {result.problem}", types.MessageType.Error)
-        if result.snapshot.is_notebook:
-            self._publish_notebook(result, before)
-        else:
-            self._publish_text(key)
+        if key not in self._held:
+            self._held[key] = before
         # a file whose findings other documents' checks place in it shows them too
         moved = self.paths_of(result.elsewhere()) | (self.paths_of(before.elsewhere()) if before else set())
         self.republish(moved - {result.snapshot.path and os.path.realpath(result.snapshot.path)})
         if result.analysed and result.snapshot.path:
             self.check_dependants(os.path.realpath(result.snapshot.path), but=key)
+        self.changed.set()
+
+    def flush(self) -> None:
+        """Send the held diagnostics when no check is running or queued: a document opened with
+        another that places findings in it gets one list, not an empty one and then the real one."""
+        if self._busy or self._dirty or not self._held:
+            return
+        held, self._held = self._held, {}
+        if self.pull_mode:  # the client pulls: tell it that what it has is out of date
+            from devlint.server.pull import refresh
+
+            refresh(self)
+            return
+        for key, before in held.items():
+            result = self.published.get(key)
+            if result is None or not self.is_open(key):
+                continue
+            if result.snapshot.is_notebook:
+                self._publish_notebook(result, before)
+            else:
+                self._publish_text(key)
 
     def paths_of(self, findings: Iterable[Finding]) -> set[str]:
         return {os.path.realpath(f.path) for f in findings}
@@ -229,7 +261,7 @@ class DevlintServer(LanguageServer):
         for key in self.documents:
             path = _path_of(key)
             if path is not None and os.path.realpath(path) in real_paths and key in self.published:
-                self._publish_text(key)
+                self._held.setdefault(key, self.published[key])
 
     def findings_of(self, key: str) -> list[Finding]:
         """What an open file shows: its own check's findings, and those other open documents'
@@ -252,14 +284,12 @@ class DevlintServer(LanguageServer):
             shown += apply_suppressions(placed, result.snapshot.text)
         return shown
 
-    def _publish_text(self, key: str) -> None:
+    def text_diagnostics(self, key: str) -> list[types.Diagnostic]:
         result = self.published[key]
         lines = split_lines(result.snapshot.text or "")
-        diagnostics = [convert.diagnostic(f, lines, self.units, self.step_target(result)) for f in self.findings_of(key)]
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=key, diagnostics=diagnostics, version=result.snapshot.version))
+        return [convert.diagnostic(f, lines, self.units, self.step_target(result)) for f in self.findings_of(key)]
 
-    def _publish_notebook(self, result: CheckResult, before: CheckResult | None) -> None:
+    def cell_diagnostics(self, result: CheckResult) -> dict[int, list[types.Diagnostic]]:
         cells = result.snapshot.cell_keys or ()
         sources = result.snapshot.cells or ()
         by_cell: dict[int, list[types.Diagnostic]] = {index: [] for index in range(1, len(cells) + 1)}
@@ -267,6 +297,16 @@ class DevlintServer(LanguageServer):
             if finding.cell in by_cell:
                 lines = split_lines(sources[finding.cell - 1])
                 by_cell[finding.cell].append(convert.diagnostic(finding, lines, self.units, self.step_target(result)))
+        return by_cell
+
+    def _publish_text(self, key: str) -> None:
+        result = self.published[key]
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri=key, diagnostics=self.text_diagnostics(key), version=result.snapshot.version))
+
+    def _publish_notebook(self, result: CheckResult, before: CheckResult | None) -> None:
+        cells = result.snapshot.cell_keys or ()
+        by_cell = self.cell_diagnostics(result)
         for index, uri in enumerate(cells, start=1):
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=by_cell[index]))
         for uri in set(before.snapshot.cell_keys or ()) - set(cells) if before is not None else ():
@@ -403,6 +443,17 @@ def _kind_filter(only: Sequence[str] | None) -> Callable[[str], bool]:
     return wants
 
 
+def _rule_links(root: str) -> None:
+    """Diagnostics link their code under the workspace's `rule-url-base`, as `devlint check` does."""
+    from devlint.config import ConfigError, load_config
+    from devlint.docs import set_rule_url_base
+
+    try:
+        set_rule_url_base(load_config(None, start=root).rule_url_base)
+    except ConfigError:
+        pass  # shown when a document under it is checked
+
+
 def _is_python(document: types.TextDocumentItem) -> bool:
     return document.language_id == "python" or document.uri.endswith(".py")
 
@@ -411,13 +462,20 @@ def build() -> DevlintServer:
     """The server with every feature registered."""
     server = DevlintServer()
 
+    from devlint.server.pull import register_pull
+
+    register_pull(server)
+
     @server.feature(types.INITIALIZE)
     def initialize(ls: DevlintServer, params: types.InitializeParams) -> None:
+        text_caps = params.capabilities.text_document
+        ls.pull_mode = text_caps is not None and text_caps.diagnostic is not None
         root = _path_of(params.root_uri) if params.root_uri else params.root_path
         if params.workspace_folders:
             root = _path_of(params.workspace_folders[0].uri) or root
         ls.session.root = root or os.getcwd()
         apply_client_settings(ls, params.initialization_options)
+        _rule_links(ls.session.root)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: DevlintServer, params: types.InitializedParams) -> None:
@@ -506,6 +564,7 @@ def build() -> DevlintServer:
             else:
                 ls.check_dependants(os.path.realpath(path))
         if everything:
+            _rule_links(ls.session.root)
             ls.session.forget()
             ls.schedule_all()
 

@@ -149,10 +149,28 @@ class Session:
         start = os.path.dirname(os.path.abspath(path)) if path else self.root
         config = self._config_near(start)
         try:
-            enabled = resolve([config.layer(), self.editor.layer()])
+            enabled = resolve([*config.layers(), self.editor.layer()])
         except SelectionError as exc:
             raise SettingsProblem(str(exc)) from None
         return CheckSettings(enabled=enabled, config=config)
+
+    def fallback_settings(self, path: str | None) -> tuple[CheckSettings, str]:
+        """The settings to check with when `settings_for` is invalid, and what they are: the
+        configuration file without the editor's selection when only the latter is wrong, else
+        the defaults (with the editor's selection when that one is valid)."""
+        start = os.path.dirname(os.path.abspath(path)) if path else self.root
+        try:
+            config = self._config_near(start)
+            return CheckSettings(enabled=resolve(list(config.layers())), config=config), \
+                "checking without the editor's rule selection"
+        except (SettingsProblem, SelectionError):
+            pass
+        defaults = Config(root=Path(start))
+        try:
+            return CheckSettings(enabled=resolve([self.editor.layer()]), config=defaults), \
+                "checking with the default settings"
+        except SelectionError:
+            return CheckSettings(enabled=resolve([]), config=defaults), "checking with the default settings"
 
     def _config_near(self, start: str) -> Config:
         stamp = _config_stamp(start)
@@ -184,17 +202,19 @@ class Session:
 
         set_overlay(buffers)
         unit = snapshot.unit()
+        problem = None
         try:
             settings = self.settings_for(snapshot.path)
         except SettingsProblem as exc:
-            result = CheckResult(snapshot, unit, None, [], problem=str(exc))
-            self._results[snapshot.key] = result
-            return result
+            # said to the user (window/showMessage), and the document is still checked with
+            # what is valid: an unknown code in one setting must not blank every diagnostic
+            settings, fallback = self.fallback_settings(snapshot.path)
+            problem = f"{exc} ({fallback} until it is corrected)"
         previous = self._results.get(snapshot.key)
         if previous is not None and previous.settings == settings and previous.unit.text == unit.text \
                 and previous.unit.display == unit.display \
                 and all(self._digest(dep, buffers) == known for dep, known in previous.depends.items()):
-            result = replace(previous, snapshot=snapshot, unit=unit, analysed=False)
+            result = replace(previous, snapshot=snapshot, unit=unit, analysed=False, problem=problem)
             self._results[snapshot.key] = result
             return result
         depends: set[str] = set()
@@ -202,7 +222,7 @@ class Session:
         own_path = os.path.realpath(unit.path)
         paths = {dep.partition("\0")[0] for dep in depends}  # "path\0digest of what was read"
         stamps = {dep: self._digest(dep, buffers) for dep in sorted(paths) if dep != own_path}
-        result = CheckResult(snapshot, unit, settings, rank_findings(findings), stamps)
+        result = CheckResult(snapshot, unit, settings, rank_findings(findings), stamps, problem=problem)
         self.analyses += 1
         self._results[snapshot.key] = result
         return result

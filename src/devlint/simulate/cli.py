@@ -124,8 +124,8 @@ def run_command(
     except ImportError:
         click.echo(
             "devlint run: error: `devlint run` executes your script with PyTorch, which is not "
-            'installed in this environment. Install it (pip install "devlint[run]", or your own '
-            "torch build) and run again; `devlint check` works without it.",
+            "installed in this environment. Install it (`pip install torch`, your own torch build, or "
+            '`pip install ".[run]"` in a devlint checkout) and run again; `devlint check` works without it.',
             err=True,
         )
         ctx.exit(EXIT_USAGE)
