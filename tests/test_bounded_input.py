@@ -137,3 +137,25 @@ def test_data_split_over_many_statements_is_bounded_too() -> None:
     found = check_text(_table(30_000, statements=4), "tables.py")
     assert [f.code for f in found] == ["DEV000"] and "literals hold more than" in found[0].message
     assert limits.nesting_problem(_table(30_000, statements=1)) is None
+
+
+def test_standard_input_is_read_up_to_a_cap(monkeypatch) -> None:
+    """`cat /dev/zero | devlint check -` once read until memory ran out."""
+    import io
+
+    from devlint import check_command
+    from devlint.source import MAX_NOTEBOOK_BYTES
+
+    asked: list[int] = []
+
+    class Endless(io.RawIOBase):
+        def read(self, size: int = -1) -> bytes:
+            asked.append(size)
+            assert 0 <= size <= MAX_NOTEBOOK_BYTES + 1, "an unbounded read"
+            return b"x = 1\n"
+
+    class Stdin:
+        buffer = Endless()
+
+    monkeypatch.setattr(sys, "stdin", Stdin())
+    assert check_command._read_stdin() == b"x = 1\n" and asked
