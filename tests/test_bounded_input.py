@@ -159,3 +159,41 @@ def test_standard_input_is_read_up_to_a_cap(monkeypatch) -> None:
 
     monkeypatch.setattr(sys, "stdin", Stdin())
     assert check_command._read_stdin() == b"x = 1\n" and asked
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork: the workers inherit the stand-in")
+def test_a_worker_that_crashes_loses_only_its_file(tmp_path: Path, monkeypatch) -> None:
+    """A crash in native code (once libcst's parser overflowing its stack) killed a worker, and
+    with it the whole run (BrokenProcessPool, exit 3): now the file is named and the rest checked."""
+    import signal
+
+    import devlint.engine
+    from devlint.config import CheckSettings, Config
+    from devlint.discover import discover
+    from devlint.runner import run_check
+    from devlint.selection import resolve
+
+    real = devlint.engine.check_text
+
+    def crashing(text: str, path: str, **kwargs):  # type: ignore[no-untyped-def]
+        if "CRASH_HERE" in text:
+            os.kill(os.getpid(), signal.SIGKILL)  # as a stack overflow would end it, without a dump
+        return real(text, path, **kwargs)
+
+    monkeypatch.setattr(devlint.engine, "check_text", crashing)
+    import multiprocessing
+
+    import devlint.runner
+
+    monkeypatch.setattr(devlint.runner, "_pool_context", lambda: multiprocessing.get_context("fork"))
+    monkeypatch.chdir(tmp_path)
+    for number in range(8):
+        (tmp_path / f"good{number}.py").write_text(GOOD + "# padding\n" * 2000)
+    (tmp_path / "crash.py").write_text(GOOD + "# CRASH_HERE\n")
+    settings = CheckSettings(enabled=resolve([]), config=Config(root=tmp_path))
+    result = run_check(discover(["."]), settings, jobs=2)
+    by_path = {}
+    for finding in result.findings:
+        by_path.setdefault(finding.path, []).append(finding.code)
+    assert by_path.pop("crash.py") == ["DEV000"]
+    assert by_path == {f"good{number}.py": ["DEV107"] for number in range(8)}

@@ -405,7 +405,7 @@ def _from_workers(files: Sequence[DiscoveredFile], units: list[SourceUnit], cont
             number = chunk_of.get(index)
             if number is not None and number not in collected:
                 collected.add(number)
-                for i, found, depends_list in futures[number].result():
+                for i, found, depends_list in _chunk_result(futures[number], chunks[number], units, settings):
                     done[i] = found
                     store(units[i], contents[i], found, depends_list)
                 futures[number] = None  # type: ignore[call-overload]  # let its result go
@@ -415,6 +415,37 @@ def _from_workers(files: Sequence[DiscoveredFile], units: list[SourceUnit], cont
         stop_workers(pool)  # an interrupt: the chunks they are checking are not wanted any more
         raise
     pool.shutdown(wait=True)
+
+
+def _chunk_result(future, chunk: list[int], units: list[SourceUnit], settings: CheckSettings,  # type: ignore[no-untyped-def]
+                  ) -> list[tuple[int, list[Finding], list[str]]]:
+    """A chunk's results; when a worker process died (a crash in native code, such as a parser's
+    stack overflow), every file of the chunk is checked again alone in a process of its own, so
+    that the one that kills it is named (DEV000) and the rest of the run is not lost."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        return [_alone(index, units[index], settings) for index in chunk]
+
+
+def _alone(index: int, unit: SourceUnit, settings: CheckSettings) -> tuple[int, list[Finding], list[str]]:
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from devlint.interrupts import in_worker
+
+    with ProcessPoolExecutor(max_workers=1, mp_context=_pool_context(), initializer=in_worker) as pool:
+        try:
+            return pool.submit(check_chunk, [(index, unit)], settings).result()[0]
+        except BrokenProcessPool:
+            from devlint.rules.parse_error import finding
+
+            crashed = finding(unit.display, "cannot check this file: the process checking it crashed (a bug in "
+                                            "devlint or its parser: please report it with this file); nothing in "
+                                            "it was checked")
+            return index, [crashed] if PARSE_ERROR_CODE in settings.enabled else [], []
 
 
 def check_source(unit: SourceUnit, settings: CheckSettings) -> RunResult:
