@@ -137,3 +137,63 @@ def test_data_split_over_many_statements_is_bounded_too() -> None:
     found = check_text(_table(30_000, statements=4), "tables.py")
     assert [f.code for f in found] == ["DEV000"] and "literals hold more than" in found[0].message
     assert limits.nesting_problem(_table(30_000, statements=1)) is None
+
+
+def test_standard_input_is_read_up_to_a_cap(monkeypatch) -> None:
+    """`cat /dev/zero | devlint check -` once read until memory ran out."""
+    import io
+
+    from devlint import check_command
+    from devlint.source import MAX_NOTEBOOK_BYTES
+
+    asked: list[int] = []
+
+    class Endless(io.RawIOBase):
+        def read(self, size: int = -1) -> bytes:
+            asked.append(size)
+            assert 0 <= size <= MAX_NOTEBOOK_BYTES + 1, "an unbounded read"
+            return b"x = 1\n"
+
+    class Stdin:
+        buffer = Endless()
+
+    monkeypatch.setattr(sys, "stdin", Stdin())
+    assert check_command._read_stdin() == b"x = 1\n" and asked
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork: the workers inherit the stand-in")
+def test_a_worker_that_crashes_loses_only_its_file(tmp_path: Path, monkeypatch) -> None:
+    """A crash in native code (once libcst's parser overflowing its stack) killed a worker, and
+    with it the whole run (BrokenProcessPool, exit 3): now the file is named and the rest checked."""
+    import signal
+
+    import devlint.engine
+    from devlint.config import CheckSettings, Config
+    from devlint.discover import discover
+    from devlint.runner import run_check
+    from devlint.selection import resolve
+
+    real = devlint.engine.check_text
+
+    def crashing(text: str, path: str, **kwargs):  # type: ignore[no-untyped-def]
+        if "CRASH_HERE" in text:
+            os.kill(os.getpid(), signal.SIGKILL)  # as a stack overflow would end it, without a dump
+        return real(text, path, **kwargs)
+
+    monkeypatch.setattr(devlint.engine, "check_text", crashing)
+    import multiprocessing
+
+    import devlint.runner
+
+    monkeypatch.setattr(devlint.runner, "_pool_context", lambda: multiprocessing.get_context("fork"))
+    monkeypatch.chdir(tmp_path)
+    for number in range(8):
+        (tmp_path / f"good{number}.py").write_text(GOOD + "# padding\n" * 2000)
+    (tmp_path / "crash.py").write_text(GOOD + "# CRASH_HERE\n")
+    settings = CheckSettings(enabled=resolve([]), config=Config(root=tmp_path))
+    result = run_check(discover(["."]), settings, jobs=2)
+    by_path = {}
+    for finding in result.findings:
+        by_path.setdefault(finding.path, []).append(finding.code)
+    assert by_path.pop("crash.py") == ["DEV000"]
+    assert by_path == {f"good{number}.py": ["DEV107"] for number in range(8)}

@@ -61,3 +61,25 @@ def test_a_value_changed_in_a_deep_loop_is_not_trusted_after_it(depth: int) -> N
     # the control: when the loops leave `x` alone, it is still the host tensor, and reported
     control = text.replace("x = y\n", "pass\n")
     assert "DEV105" in [f.code for f in check_text(control, "deep.py")]
+
+
+def test_thirty_eight_loops_through_a_nested_function_in_under_a_second() -> None:
+    """CPython allows 20 nested blocks per function; a function defined inside 19 loops starts
+    counting again, so 38 loops nest in one valid file."""
+    lines = ["import torch", "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')",
+             "def outer(loader):", "    y = torch.zeros(3)"]
+    indent = 1
+    for level in range(19):
+        lines += ["    " * indent + f"for a{level} in loader:", "    " * (indent + 1) + f"y = y + a{level}"]
+        indent += 1
+    lines += ["    " * indent + "def inner(z):", "    " * (indent + 1) + "w = torch.zeros(3)"]
+    indent += 1
+    for level in range(19):
+        lines += ["    " * indent + f"for b{level} in loader:", "    " * (indent + 1) + f"w = w + b{level}"]
+        indent += 1
+    lines += ["    " * indent + "w = w.to(device)", "    " * 20 + "inner(y)", "outer([torch.zeros(3)])"]
+    text = "\n".join(lines) + "\n"
+    compile(text, "deep.py", "exec")
+    started = time.perf_counter()
+    check_text(text, "deep.py")
+    assert time.perf_counter() - started < 1.0

@@ -260,7 +260,7 @@ def _check_stdin(options: CheckOptions, tree: Any) -> int:
         else decode_source(data, name, abs_name)
     result = check_source(unit, settings)
     threshold = _threshold(options, settings)
-    if (options.fix or options.diff) and unit.ok and not unit.is_notebook:
+    if (options.fix or options.diff) and unit.ok and not unit.is_notebook and not unit.lossy:
         from devlint.fix.run import fix_unit
 
         own = [f for f in result.findings if f.path == unit.display]
@@ -290,8 +290,14 @@ def _check_stdin(options: CheckOptions, tree: Any) -> int:
 
 
 def _read_stdin() -> bytes:
+    """Standard input, up to one byte past the largest notebook devlint reads (`cat /dev/zero |
+    devlint check -` once read until memory ran out; what is too large is reported as such)."""
+    from devlint.source import MAX_NOTEBOOK_BYTES
+
     stream = sys.stdin
-    return stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode("utf-8")
+    if hasattr(stream, "buffer"):
+        return stream.buffer.read(MAX_NOTEBOOK_BYTES + 1)
+    return stream.read(MAX_NOTEBOOK_BYTES + 1).encode("utf-8")
 
 
 def _discover(options: CheckOptions, tree: Any, targets: list[str]) -> tuple[list, list]:

@@ -28,6 +28,7 @@ from devlint.source import SourceUnit, read_source, read_source_bytes
 from devlint.suppress import apply_suppressions
 
 if TYPE_CHECKING:  # pragma: no cover
+    from concurrent.futures import Future
     from multiprocessing.context import BaseContext
 
     from devlint.cache import ResultCache
@@ -412,7 +413,7 @@ def _from_workers(files: Sequence[DiscoveredFile], units: list[SourceUnit], cont
             chunk = chunk_of.get(index)
             if chunk is not None and chunk not in collected:
                 collected.add(chunk)
-                for i, found, depends_list in futures[chunk].result():
+                for i, found, depends_list in _chunk_result(futures[chunk], chunks[chunk], units, settings):
                     done[i] = found
                     store(units[i], contents[i], found, depends_list)
                 futures[chunk] = None  # let its result go
@@ -422,6 +423,37 @@ def _from_workers(files: Sequence[DiscoveredFile], units: list[SourceUnit], cont
         stop_workers(pool)  # an interrupt: the chunks they are checking are not wanted any more
         raise
     pool.shutdown(wait=True)
+
+
+def _chunk_result(future: "Future[list[tuple[int, list[Finding], list[str]]]]", chunk: list[int],
+                  units: list[SourceUnit], settings: CheckSettings) -> list[tuple[int, list[Finding], list[str]]]:
+    """A chunk's results; when a worker process died (a crash in native code, such as a parser's
+    stack overflow), every file of the chunk is checked again alone in a process of its own, so
+    that the one that kills it is named (DEV000) and the rest of the run is not lost."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        return [_alone(index, units[index], settings) for index in chunk]
+
+
+def _alone(index: int, unit: SourceUnit, settings: CheckSettings) -> tuple[int, list[Finding], list[str]]:
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from devlint.interrupts import in_worker
+
+    with ProcessPoolExecutor(max_workers=1, mp_context=_pool_context(), initializer=in_worker) as pool:
+        try:
+            return pool.submit(check_chunk, [(index, unit)], settings).result()[0]
+        except BrokenProcessPool:
+            from devlint.rules.parse_error import finding
+
+            crashed = finding(unit.display, "cannot check this file: the process checking it crashed (a bug in "
+                                            "devlint or its parser: please report it with this file); nothing in "
+                                            "it was checked")
+            return index, [crashed] if PARSE_ERROR_CODE in settings.enabled else [], []
 
 
 def check_source(unit: SourceUnit, settings: CheckSettings) -> RunResult:
