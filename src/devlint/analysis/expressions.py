@@ -126,8 +126,8 @@ def item_of(an: Analyzer, value: Value, key: object, text: "str | cst.Subscript"
         for _, f in value.fields:
             joined = join(joined, f)
         return joined if joined is not None else UNKNOWN
-    if value.kind is Kind.NDARRAY:
-        return array(None, value)
+    if value.kind is Kind.NDARRAY:  # an element (a NumPy scalar) or a row: which is not known
+        return array(None, value).with_facts(Fact.ZERO_DIM)
     if value.kind is Kind.MODULE and value.qualname in tk.REGISTERING_CONTAINERS and value.fields:
         return children(value)
     if value.kind is Kind.TENSOR:

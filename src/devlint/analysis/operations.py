@@ -54,12 +54,17 @@ def binary(an: Analyzer, node: cst.CSTNode, left: Value, right: Value, op: str, 
         if left.kind is Kind.SCALAR and right.kind is Kind.SCALAR:
             return SCALAR
         if left.kind is Kind.NDARRAY or right.kind is Kind.NDARRAY:
-            return host_consumer(an, node, [left, right], f"a NumPy operation `{op}`", frame,
-                                 result=array(node, left if left.kind is Kind.NDARRAY else right))
+            result = array(node, left if left.kind is Kind.NDARRAY else right)
+            if all(v.is_zero_dim for v in (left, right) if v.kind is Kind.NDARRAY) \
+                    and not any(v.kind in (Kind.LIST, Kind.TUPLE) for v in (left, right)):
+                # NumPy scalars and numbers (or what may be one): maybe a NumPy scalar
+                result = result.with_facts(Fact.ZERO_DIM)
+            return host_consumer(an, node, [left, right], f"a NumPy operation `{op}`", frame, result=result)
         return UNKNOWN
     sources = [getattr(node, side, None) for _, side in pairs] if type(node) is cst.BinaryOperation else None
     meet(an, node, tensors, f"`{op}`", frame, sources)
-    if left.kind is Kind.NDARRAY or right.kind is Kind.NDARRAY:
+    if any(v.kind is Kind.NDARRAY and not v.is_zero_dim for v in (left, right)):
+        # (a NumPy scalar, an element or a whole-array reduction, is a number to the tensor)
         host_consumer(an, node, [left, right], f"a NumPy operation `{op}`", frame)
     return tensor_result(tensors, zero_dim=all(t.is_zero_dim for t in tensors))
 

@@ -16,7 +16,8 @@ class Fact:
     """Fact names. Grouped by what they describe."""
 
     # tensors
-    ZERO_DIM = "zero_dim"  # a 0-dim tensor: PyTorch lets a CPU one meet device tensors
+    ZERO_DIM = "zero_dim"  # a 0-dim tensor: PyTorch lets a CPU one meet device tensors; on a NumPy value: it
+    # may be a NumPy scalar (an element, a reduction), which a tensor operation takes as a number
     PINNED = "pinned"  # page-locked memory (`.pin_memory()`): non_blocking copies overlap
     # module state and registration
     REGISTERED = "registered"  # a submodule, parameter or buffer that Module.to() moves
