@@ -222,8 +222,8 @@ def host_consumer(an: Analyzer, node: cst.CSTNode, values: list[Value], consumer
         if value.kind in (Kind.LIST, Kind.TUPLE):
             candidates = [v for _, v in value.fields] + (members(value.elem) if value.elem is not None else [])
         for v in candidates:
-            if v.kind not in (Kind.TENSOR, Kind.UNKNOWN) or v.has(Fact.MANAGED):
-                continue
+            if v.kind is not Kind.TENSOR or v.has(Fact.MANAGED):
+                continue  # (a value of a kind not known, a pipeline's images, may be no tensor)
             # on a device, or on the GPU whenever one is there (moved under an availability test)
             # (the caller's device of library code is not: a host-side helper takes host tensors)
             place = next((p for c, p in alternatives(v.place) if p.on_device and conditions.is_premise(c)
