@@ -32,6 +32,7 @@ class Context:
     statement: "cst.CSTNode | None" = field(default=None, compare=False)
     path: str = ""  # the project file the code is in, when it is not the checked file
     handler: bool = False  # inside an `except` handler: it runs only after that exception
+    periodic: bool = False  # inside `if step % N == 0:` in a loop (or what it calls): not every iteration
 
     @property
     def in_loop(self) -> bool:

@@ -165,7 +165,9 @@ def exec_if(an: Analyzer, node: cst.If, frame: Frame) -> None:
     if not guards and conventions.GPU_SWITCH.search(test_text) and "torch." not in test_text:
         # `if args.cuda:`: the user picks the GPU, and the other path runs on the CPU
         an.emit_site(node, frame, SiteKind.CUDA_FLAG, "", UNKNOWN, text=test_text)
-    body_frame = fork(frame, guarded=body_guarded)
+    periodic = bool(frame.ctx.loops) and not test_text.startswith("not") \
+        and bool(conventions.PERIODIC_TEST.search(test_text))
+    body_frame = fork(frame, guarded=body_guarded, periodic=periodic)
     body_frame.path = body_path
     narrow(an, node.test, body_frame, True)
     an.exec_block(block(node.body), body_frame)
