@@ -116,6 +116,10 @@ class SiteKind(enum.Enum):
     CPU_FALLBACK = "cpu_fallback"  # a device is chosen between a GPU and the CPU
     CUDA_FLAG = "cuda_flag"  # an `if` on a user's GPU switch (`if args.cuda:`)
     CPU_OPTION = "cpu_option"  # the configuration offers the CPU (`--device` default "cpu", `device.type == "cpu"`)
+    # a branch on a tensor's own device (`x.is_cuda`, `x.device.type == "cpu"`) or on a function's
+    # GPU parameter (`def to_tensor(data, cuda=True)`): code that serves both, not a choice of
+    # where the program runs
+    DEVICE_DISPATCH = "device_dispatch"
     PROCESS_GROUP = "process_group"  # torch.distributed is initialised
     ENTRY = "entry"  # the analysis starts a function no call reached: program order restarts
     START_METHOD = "start_method"  # multiprocessing.set_start_method(...)

@@ -262,6 +262,11 @@ def eval_string(an: Analyzer, node: cst.BaseExpression, frame: Frame) -> Value:
     return string_literal(text, node)
 
 
+def _published_weights(url: str) -> bool:
+    return url.startswith(tk.CPU_WEIGHT_URLS) \
+        or any(url.startswith(host) and part in url for host, part in tk.RELEASE_WEIGHT_URLS)
+
+
 def string_literal(text: str, node: cst.CSTNode | None = None) -> Value:
     """A string of known text: a device string ("cuda:1") is placed; short strings remember
     their text, so that comparisons of known constants decide `if` tests."""
@@ -269,7 +274,7 @@ def string_literal(text: str, node: cst.CSTNode | None = None) -> Value:
     if place is not None:
         return Value(Kind.STR, place, facts=frozenset({Fact.DEVICE_STR, str_fact_of(text)}))
     if len(text) > _MAX_KNOWN_STRING:
-        return _CPU_WEIGHTS_URL if text.startswith(tk.CPU_WEIGHT_URLS) else STR
+        return _CPU_WEIGHTS_URL if _published_weights(text) else STR
     known = _STR_LITERALS.get(text)
     if known is None:
         known = STR.with_facts(str_fact_of(text))

@@ -101,7 +101,8 @@ def _made_here(event) -> bool:
     return False
 
 
-_CHECKS = (SiteKind.CUDA_QUERY, SiteKind.CPU_FALLBACK, SiteKind.CUDA_FLAG, SiteKind.CPU_OPTION)
+_CHECKS = (SiteKind.CUDA_QUERY, SiteKind.CPU_FALLBACK, SiteKind.CUDA_FLAG, SiteKind.CPU_OPTION,
+           SiteKind.DEVICE_DISPATCH)
 
 
 def _behind_launcher(when: frozenset) -> bool:

@@ -59,6 +59,7 @@ ROWS: tuple[tuple[Matcher, Handler], ...] = (
     (_table(tk.PARAMETER), tensors.parameter),
     (_table(tk.CHECKPOINT_LOADERS), tensors.checkpoint_load),
     (_table(tk.CHECKPOINT_SAVERS), tensors.checkpoint_save),
+    (_table(tk.CHECKPOINT_DIRECTORY_WRITERS), tensors.checkpoint_directory),
     (_table(lib.ARGUMENT_PARSERS), environment.argument_parser),
     (_table(lib.ACCELERATORS), frameworks.accelerator),
     (_table(lib.MANAGING_TRAINERS), frameworks.managing_trainer),
