@@ -34,6 +34,9 @@ class Fact:
     DISPATCHED = "dispatched"  # placed by accelerate's device_map hooks
     QUANTIZED = "quantized"  # bitsandbytes-quantised weights
     QUANTIZED8 = "quantized8"  # ... to 8 bits (transformers refuses to move those)
+    # dispatched on some paths only (one branch loads with `device_map=` or quantised, another
+    # plainly): it may be dispatched (inputs need not follow), but a move is not proven to meet one
+    PARTLY_DISPATCHED = "partly_dispatched"
     PLACED_ITEMS = "placed_items"  # a HF `datasets` object formatted onto a device
     HF_DATASET = "hf_dataset"  # a HF `datasets` object: its rows' placement is not known
     # devices
