@@ -124,6 +124,7 @@ class SiteKind(enum.Enum):
     ENTRY = "entry"  # the analysis starts a function no call reached: program order restarts
     START_METHOD = "start_method"  # multiprocessing.set_start_method(...)
     DEFAULT_DEVICE = "default_device"  # torch.set_default_device(<a device>)
+    ACCELERATOR = "accelerator"  # torch.accelerator.current_accelerator(): a GPU of whatever type
 
 
 @dataclass(frozen=True)

@@ -167,6 +167,9 @@ CUDA_CALLS = frozenset({"torch.cuda.*"})
 EMPTY_CACHE = frozenset({"torch.cuda.empty_cache"})
 CURRENT_DEVICE = frozenset({"torch.cuda.current_device"})  # a device: the current CUDA one
 SET_DEVICE = frozenset({"torch.cuda.set_device"})  # changes the current CUDA device
+# the current accelerator, whatever its type (CUDA, MPS, XPU): a device chosen from it needs a
+# GPU of some kind, not CUDA
+ANY_ACCELERATOR = frozenset({"torch.accelerator.current_accelerator"})
 # the names CUDA sites give `.cuda()` and `.to("cuda")` on a value (they initialise CUDA)
 TENSOR_CUDA_MOVES = frozenset({"Tensor.cuda", "Tensor.to"})
 SET_DEFAULT_DEVICE = frozenset({"torch.set_default_device"})

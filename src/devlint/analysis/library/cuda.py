@@ -38,6 +38,13 @@ def device_helper(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwarg
     return Value(Kind.DEVICE, device_at(code_of(node.func), node, devices.opaque(code_of(node))))
 
 
+def any_accelerator(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
+    """`torch.accelerator.current_accelerator()`: recorded, so that DEV202 says a device chosen
+    from it needs an accelerator of any type, not CUDA; its value is not followed."""
+    an.emit_site(node, frame, SiteKind.ACCELERATOR, qualname, UNKNOWN)
+    return UNKNOWN
+
+
 def availability_query(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs,
                        frame: Frame) -> Value:
     an.emit_site(node, frame, SiteKind.CUDA_QUERY, qualname, SCALAR)

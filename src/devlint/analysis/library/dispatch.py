@@ -47,6 +47,7 @@ ROWS: tuple[tuple[Matcher, Handler], ...] = (
     (_moving, cuda.move_helper),
     (_placing, cuda.device_helper),
     (_table(tk.CUDA_AVAILABLE), cuda.availability_query),
+    (_table(tk.ANY_ACCELERATOR), cuda.any_accelerator),
     (_table(lib.START_METHOD_SETTERS), environment.start_method),
     (_table(lib.ENV_WRITERS), environment.env_writer),
     (_table(tk.PROCESS_GROUP_INIT), environment.process_group),
