@@ -363,3 +363,73 @@ def test_a_move_with_cuda_of_an_index_is_advised_as_an_f_string(tmp_path: Path) 
         """, "DEV101")
     assert 'x = x.to(f"cuda:{gpu}")' in finding.message
     assert ".to(cuda:gpu)" not in finding.message
+
+
+def test_a_device_from_the_current_accelerator_is_not_said_to_need_cuda(tmp_path: Path) -> None:
+    found = _findings(tmp_path, {"tune.py": """\
+        import torch
+        import torch.nn as nn
+
+        device = torch.accelerator.current_accelerator().type if hasattr(torch, "accelerator") else "cuda"
+        model = nn.Linear(8, 2)
+        model.to(device)
+        """}, "tune.py")
+    (dev202,) = [f for f in found if f.code == "DEV202"]
+    assert "requires a CUDA GPU" not in dev202.message
+    assert "an accelerator (CUDA, MPS, XPU" in dev202.message
+    assert "torch.accelerator.current_accelerator() if torch.accelerator.is_available()" in dev202.message
+
+
+def test_a_literal_cuda_move_still_says_it_needs_cuda(tmp_path: Path) -> None:
+    found = _findings(tmp_path, {"tune.py": """\
+        import torch
+        import torch.nn as nn
+
+        accelerator = torch.accelerator.current_accelerator()
+        model = nn.Linear(8, 2)
+        model.cuda()
+        """}, "tune.py")
+    (dev202,) = [f for f in found if f.code == "DEV202"]
+    assert "requires a CUDA GPU" in dev202.message
+
+
+def test_a_factory_given_a_cpu_device_is_not_said_to_lack_one(tmp_path: Path) -> None:
+    found = _findings(tmp_path, {"aug.py": """\
+        import torch
+        import torch.nn as nn
+
+
+        def rotation(n, device="cpu"):
+            mat = torch.eye(n, device=device)
+            return mat
+
+
+        net = nn.Linear(3, 3).to("cuda")
+        x = torch.randn(3, 3, device="cuda")
+        y = net(x) @ rotation(3)
+        """}, "aug.py")
+    (dev105,) = [f for f in found if f.code == "DEV105"]
+    assert "no `device=`" not in dev105.message
+    assert "its `device=` is the CPU here" in dev105.message
+
+
+def test_no_step_says_a_name_comes_from_itself(tmp_path: Path) -> None:
+    found = _findings(tmp_path, {"train.py": """\
+        import torch
+        import torch.nn as nn
+
+
+        def train(model, train_loader, device):
+            model.to(device)
+            for x, y in train_loader:
+                loss = nn.functional.cross_entropy(model(x.to(device, non_blocking=True)), y.to(device))
+                loss.backward()
+            train_loader.to(device)
+
+
+        loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(8, 4)), batch_size=2)
+        train(nn.Linear(4, 2), loader, torch.device("cuda" if torch.cuda.is_available() else "cpu"))
+        """}, "train.py")
+    steps = [step.message for f in found for step in f.evidence]
+    assert steps, "the program has findings with evidence"
+    assert not any(f"`{n}` comes from `{n}`" in s for s in steps for n in ("train_loader", "loader", "x"))

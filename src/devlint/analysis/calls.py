@@ -249,7 +249,7 @@ def call_function(an: Analyzer, fn: cst.FunctionDef | cst.Lambda, args: Args, kw
     ctx = Context(function=qualname, role=role, class_name=class_info.name if class_info else "",
                   loops=frame.ctx.loops if role not in _OWN_LOOPS else (),
                   no_grad=frame.ctx.no_grad, guarded=frame.ctx.guarded, default_device=frame.ctx.default_device,
-                  callers=callers[-4:])
+                  callers=callers[-4:], periodic=frame.ctx.periodic and role not in _OWN_LOOPS)
     if home is not None:
         ctx = replace(ctx, path=home.display)
     elif frame.ctx.path:

@@ -31,7 +31,7 @@ from devlint.analysis.names import ImportTable, collect_imports
 from devlint.analysis.recorder import Recorder
 from devlint.analysis.shared import ClassInfo, Frame, ProjectFile, ProjectFiles, Scope
 from devlint.analysis.syntax import count_lines
-from devlint.analysis.values import NONE_VALUE, UNKNOWN, Value
+from devlint.analysis.values import NO_TENSORS, NONE_VALUE, UNKNOWN, Kind, Value
 from devlint.knowledge.signals import PLACES_DEVICES
 
 # Statements one file's analysis may interpret, calls into functions included. Past it, calls
@@ -117,7 +117,9 @@ class Analysis:
                     self._entry(info.node, info.name, info.name)
                     instance = classes.standalone_instance(self, info, self._module_frame())
                 self._entry(method, f"{info.name}.{name}", name)
-                self.call_function(method, [instance], {}, method, self._module_frame(),
+                # a classmethod's first parameter is the class: `cls(...)` builds an instance
+                first = _class_value(info) if _is_classmethod(method) else instance
+                self.call_function(method, [first], {}, method, self._module_frame(),
                                    class_info=info, is_method=True, entry=True)
 
     def _entry(self, node: cst.CSTNode, function: str, name: str) -> None:
@@ -233,3 +235,11 @@ class Analysis:
             event = events[index]
             if isinstance(event, Meet) and wanted(event):
                 events[index] = change(event)
+
+
+def _is_classmethod(method: cst.FunctionDef) -> bool:
+    return any(type(d.decorator) is cst.Name and d.decorator.value == "classmethod" for d in method.decorators)
+
+
+def _class_value(info: ClassInfo) -> Value:
+    return Value(Kind.CLASS, NO_TENSORS, qualname=info.name, node=info.node)

@@ -46,6 +46,7 @@ class Context:
     statement: "cst.CSTNode | None" = field(default=None, compare=False)
     path: str = ""  # the project file the code is in, when it is not the checked file
     handler: bool = False  # inside an `except` handler: it runs only after that exception
+    periodic: bool = False  # inside `if step % N == 0:` in a loop (or what it calls): not every iteration
 
     @property
     def in_data_loop(self) -> bool:
@@ -125,10 +126,15 @@ class SiteKind(enum.Enum):
     CPU_FALLBACK = "cpu_fallback"  # a device is chosen between a GPU and the CPU
     CUDA_FLAG = "cuda_flag"  # an `if` on a user's GPU switch (`if args.cuda:`)
     CPU_OPTION = "cpu_option"  # the configuration offers the CPU (`--device` default "cpu", `device.type == "cpu"`)
+    # a branch on a tensor's own device (`x.is_cuda`, `x.device.type == "cpu"`) or on a function's
+    # GPU parameter (`def to_tensor(data, cuda=True)`): code that serves both, not a choice of
+    # where the program runs
+    DEVICE_DISPATCH = "device_dispatch"
     PROCESS_GROUP = "process_group"  # torch.distributed is initialised
     ENTRY = "entry"  # the analysis starts a function no call reached: program order restarts
     START_METHOD = "start_method"  # multiprocessing.set_start_method(...)
     DEFAULT_DEVICE = "default_device"  # torch.set_default_device(<a device>)
+    ACCELERATOR = "accelerator"  # torch.accelerator.current_accelerator(): a GPU of whatever type
 
 
 @dataclass(frozen=True)

@@ -127,8 +127,8 @@ def item_of(an: Analyzer, value: Value, key: object, text: "str | cst.Subscript"
         for _, f in value.fields:
             joined = join(joined, f)
         return joined if joined is not None else UNKNOWN
-    if value.kind is Kind.NDARRAY:
-        return array(None, value)
+    if value.kind is Kind.NDARRAY:  # an element (a NumPy scalar) or a row: which is not known
+        return array(None, value).with_facts(Fact.ZERO_DIM)
     if value.kind is Kind.MODULE and value.qualname in tk.REGISTERING_CONTAINERS and value.fields:
         return children(value)
     if value.kind is Kind.TENSOR:
@@ -264,6 +264,11 @@ def eval_string(an: Analyzer, node: cst.BaseExpression, frame: Frame) -> Value:
     return string_literal(text, node)
 
 
+def _published_weights(url: str) -> bool:
+    return url.startswith(tk.CPU_WEIGHT_URLS) \
+        or any(url.startswith(host) and part in url for host, part in tk.RELEASE_WEIGHT_URLS)
+
+
 def string_literal(text: str, node: cst.CSTNode | None = None) -> Value:
     """A string of known text: a device string ("cuda:1") is placed; short strings remember
     their text, so that comparisons of known constants decide `if` tests."""
@@ -271,7 +276,7 @@ def string_literal(text: str, node: cst.CSTNode | None = None) -> Value:
     if place is not None:
         return Value(Kind.STR, place, facts=frozenset({Fact.DEVICE_STR, str_fact_of(text)}))
     if len(text) > _MAX_KNOWN_STRING:
-        return _CPU_WEIGHTS_URL if text.startswith(tk.CPU_WEIGHT_URLS) else STR
+        return _CPU_WEIGHTS_URL if _published_weights(text) else STR
     known = _STR_LITERALS.get(text)
     if known is None:
         known = STR.with_facts(str_fact_of(text))

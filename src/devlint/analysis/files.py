@@ -17,6 +17,7 @@ from devlint.analysis.values import UNKNOWN, Value
 from devlint.analysis.vocabulary import known_str
 
 _OPENED = "opened="
+DIRECTORY = "dir="  # the key of a directory a checkpoint handler writes into
 
 
 def path_key(value: Value, text: str, ctx: Context) -> str:
@@ -38,3 +39,13 @@ def path_key(value: Value, text: str, ctx: Context) -> str:
 def opened(path: Value, text: str, ctx: Context) -> Value:
     """The file object `open(path, ...)` returns: it remembers which file it is."""
     return UNKNOWN.with_facts(_OPENED + path_key(path, text, ctx))
+
+
+def directory_key(value: Value, text: str) -> str:
+    """What identifies a directory a checkpoint handler writes into: its literal path (without a
+    leading `./`), else the expression as written; a load whose path names it (`torch.load(
+    latest("./models"))`, `os.path.join(args.out_dir, "best.pt")`) reads a file written there."""
+    literal = known_str(value)
+    written = literal.removeprefix("./").rstrip("/") if literal is not None else "".join(text.split())
+    return DIRECTORY + written if len(written) >= 3 else ""
+

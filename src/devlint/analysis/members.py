@@ -31,6 +31,7 @@ from devlint.analysis.values import (
     ref,
 )
 from devlint.analysis.vocabulary import Fact
+from devlint.knowledge import libraries as lib
 from devlint.knowledge import torch as tk
 
 _DEVICE_HOLDERS = (Kind.TENSOR, Kind.MODULE, Kind.ACCELERATOR, Kind.ENCODING, Kind.BATCH)
@@ -105,7 +106,7 @@ def get_attribute(an: Analyzer, owner: Value, attr: str, node: cst.CSTNode, fram
         if attr in tk.TENSOR_VIEW_ATTRIBUTES:
             return owner
         if owner.origin is not None and owner.origin.description.startswith("the output of") \
-                and attr not in tk.NON_TENSOR_ATTRIBUTES:
+                and attr not in tk.NON_TENSOR_ATTRIBUTES and attr not in lib.PIPELINE_OUTPUT_FIELDS:
             return Value(Kind.TENSOR, owner.place, owner.origin)  # a ModelOutput field
         return UNKNOWN
     if owner.kind in (Kind.BATCH, Kind.ENCODING):

@@ -141,6 +141,10 @@ def move_value(an: Analyzer, node: cst.Call, receiver: Value, target: Placement,
             an.assign(node.func.value, moved, frame, node)
         rebind_submodules(an, frame, moved, receiver.identity)
         return moved
+    if statement and kind in (Kind.BATCH, Kind.UNKNOWN):
+        # `batch.to(device)` on what is not proven a tensor: a BatchEncoding or a batch class moves
+        # in place, a tensor returns a copy; which one is not known, so neither is where it is now
+        _forget_place(an, node, receiver, frame)
     if kind in (Kind.TENSOR, Kind.UNKNOWN):
         # a new tensor: it keeps where it came from, not the name (`b = a.to(device)` is `b`)
         origin = replace(receiver.origin, name="") if receiver.origin is not None else None
@@ -163,6 +167,17 @@ def move_value(an: Analyzer, node: cst.Call, receiver: Value, target: Placement,
 
 
 _DISPATCH_FACTS = (Fact.DISPATCHED, Fact.QUANTIZED, Fact.QUANTIZED8)
+
+
+def _forget_place(an: Analyzer, node: cst.Call, receiver: Value, frame: Frame) -> None:
+    """The receiver of a bare `.to()` that may have moved it in place: its placement unknown."""
+    if not receiver.place.known and not receiver.fields and receiver.elem is None:
+        return
+    unknown = _host_fields_unknown(receiver.at(UNKNOWN_PLACE) if receiver.place.known else receiver)
+    if receiver.identity:
+        an.rebind(frame, receiver.identity, unknown)
+    elif type(node.func) is cst.Attribute and type(node.func.value) is cst.Name:
+        an.assign(node.func.value, unknown, frame, node)
 
 
 def _moves_self_under_construction(node: cst.Call, receiver: Value, frame: Frame) -> bool:

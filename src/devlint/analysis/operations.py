@@ -54,12 +54,17 @@ def binary(an: Analyzer, node: cst.CSTNode, left: Value, right: Value, op: str, 
         if left.kind is Kind.SCALAR and right.kind is Kind.SCALAR:
             return SCALAR
         if left.kind is Kind.NDARRAY or right.kind is Kind.NDARRAY:
-            return host_consumer(an, node, [left, right], f"a NumPy operation `{op}`", frame,
-                                 result=array(node, left if left.kind is Kind.NDARRAY else right))
+            result = array(node, left if left.kind is Kind.NDARRAY else right)
+            if all(v.is_zero_dim for v in (left, right) if v.kind is Kind.NDARRAY) \
+                    and not any(v.kind in (Kind.LIST, Kind.TUPLE) for v in (left, right)):
+                # NumPy scalars and numbers (or what may be one): maybe a NumPy scalar
+                result = result.with_facts(Fact.ZERO_DIM)
+            return host_consumer(an, node, [left, right], f"a NumPy operation `{op}`", frame, result=result)
         return UNKNOWN
     sources = [getattr(node, side, None) for _, side in pairs] if type(node) is cst.BinaryOperation else None
     meet(an, node, tensors, f"`{op}`", frame, sources)
-    if left.kind is Kind.NDARRAY or right.kind is Kind.NDARRAY:
+    if any(v.kind is Kind.NDARRAY and not v.is_zero_dim for v in (left, right)):
+        # (a NumPy scalar, an element or a whole-array reduction, is a number to the tensor)
         host_consumer(an, node, [left, right], f"a NumPy operation `{op}`", frame)
     return tensor_result(tensors, zero_dim=all(t.is_zero_dim for t in tensors))
 
@@ -217,8 +222,8 @@ def host_consumer(an: Analyzer, node: cst.CSTNode, values: list[Value], consumer
         if value.kind in (Kind.LIST, Kind.TUPLE):
             candidates = [v for _, v in value.fields] + (members(value.elem) if value.elem is not None else [])
         for v in candidates:
-            if v.kind not in (Kind.TENSOR, Kind.UNKNOWN) or v.has(Fact.MANAGED):
-                continue
+            if v.kind is not Kind.TENSOR or v.has(Fact.MANAGED):
+                continue  # (a value of a kind not known, a pipeline's images, may be no tensor)
             # on a device, or on the GPU whenever one is there (moved under an availability test)
             # (the caller's device of library code is not: a host-side helper takes host tensors)
             place = next((p for c, p in alternatives(v.place) if p.on_device and conditions.is_premise(c)

@@ -172,9 +172,18 @@ def join(a: "Value | None", b: "Value | None", cond: Literal | Split | None = No
         elem=elem,
         identity=a.identity if a.identity == b.identity else _wrapper_identity(a, b),
         qualname=a.qualname if a.qualname == b.qualname else "",
-        facts=(a.facts & b.facts) | ((a.facts | b.facts) & _TOLERANT),
+        facts=_joined_facts(a, b),
         node=a.node if a.node is b.node else None,
     )
+
+
+def _joined_facts(a: Value, b: Value) -> frozenset[str]:
+    """Facts both paths share, and those one path is enough for (a framework or hooks may place
+    the inputs); a model dispatched on one path only is marked so."""
+    facts = (a.facts & b.facts) | ((a.facts | b.facts) & _TOLERANT)
+    if (Fact.DISPATCHED in a.facts) != (Fact.DISPATCHED in b.facts):
+        facts = facts | {Fact.PARTLY_DISPATCHED}
+    return facts
 
 
 def _by_key(fields: tuple) -> dict:
@@ -199,7 +208,7 @@ _CALLABLES = frozenset({Kind.REF, Kind.FUNCTION, Kind.CLASS})
 # facts that say someone else places a value's inputs or the value itself (DataParallel,
 # accelerate's hooks, a framework): kept when one path has them, since a meet must not be
 # claimed on a path where the value tolerates it
-_TOLERANT = frozenset({Fact.SCATTERS, Fact.MANAGED, Fact.DISPATCHED})
+_TOLERANT = frozenset({Fact.SCATTERS, Fact.MANAGED, Fact.DISPATCHED, Fact.PARTLY_DISPATCHED})
 _MAX_CANDIDATES = 8
 
 

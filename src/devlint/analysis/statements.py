@@ -17,7 +17,7 @@ from devlint.analysis.events import LoopKind, SiteKind
 from devlint.analysis.flow import fork, join_envs, run_loop
 from devlint.analysis.narrowing import body_literals, else_literals, narrow, test_literal
 from devlint.analysis.placement import alternatives, on_a_gpu
-from devlint.analysis.library.environment import record_cpu_test, record_env_write
+from devlint.analysis.library.environment import device_dispatch, record_cpu_test, record_env_write
 from devlint.analysis.shared import Analyzer, Frame
 from devlint.analysis.syntax import block, code_of, constant_key, dotted, terminates
 from devlint.analysis.values import NO_TENSORS, NONE_VALUE, ORIGIN_BATCH, STR, TENSORISH, UNKNOWN, Kind, Origin, Value, Where
@@ -167,9 +167,13 @@ def exec_if(an: Analyzer, node: cst.If, frame: Frame) -> None:
     else_guarded = guards and (conditions.asks_available(fails) or "not " in test_text
                                and not conditions.asks_available(holds))
     if not guards and conventions.GPU_SWITCH.search(test_text) and "torch." not in test_text:
-        # `if args.cuda:`: the user picks the GPU, and the other path runs on the CPU
-        an.emit_site(node, frame, SiteKind.CUDA_FLAG, "", UNKNOWN, text=test_text)
-    body_frame = fork(frame, guarded=body_guarded)
+        # `if args.cuda:`: the user picks the GPU, and the other path runs on the CPU (unless the
+        # test reads a tensor's placement or a helper's parameter: a dispatch, not a choice)
+        kind = SiteKind.DEVICE_DISPATCH if device_dispatch(an, node.test, frame) else SiteKind.CUDA_FLAG
+        an.emit_site(node, frame, kind, "", UNKNOWN, text=test_text)
+    periodic = bool(frame.ctx.loops) and not test_text.startswith("not") \
+        and bool(conventions.PERIODIC_TEST.search(test_text))
+    body_frame = fork(frame, guarded=body_guarded, periodic=periodic)
     body_frame.path = body_path
     narrow(an, node.test, body_frame, True)
     an.exec_block(block(node.body), body_frame)

@@ -16,7 +16,8 @@ class Fact:
     """Fact names. Grouped by what they describe."""
 
     # tensors
-    ZERO_DIM = "zero_dim"  # a 0-dim tensor: PyTorch lets a CPU one meet device tensors
+    ZERO_DIM = "zero_dim"  # a 0-dim tensor: PyTorch lets a CPU one meet device tensors; on a NumPy value: it
+    # may be a NumPy scalar (an element, a reduction), which a tensor operation takes as a number
     PINNED = "pinned"  # page-locked memory (`.pin_memory()`): non_blocking copies overlap
     # module state and registration
     REGISTERED = "registered"  # a submodule, parameter or buffer that Module.to() moves
@@ -33,6 +34,9 @@ class Fact:
     DISPATCHED = "dispatched"  # placed by accelerate's device_map hooks
     QUANTIZED = "quantized"  # bitsandbytes-quantised weights
     QUANTIZED8 = "quantized8"  # ... to 8 bits (transformers refuses to move those)
+    # dispatched on some paths only (one branch loads with `device_map=` or quantised, another
+    # plainly): it may be dispatched (inputs need not follow), but a move is not proven to meet one
+    PARTLY_DISPATCHED = "partly_dispatched"
     PLACED_ITEMS = "placed_items"  # a HF `datasets` object formatted onto a device
     HF_DATASET = "hf_dataset"  # a HF `datasets` object: its rows' placement is not known
     # devices

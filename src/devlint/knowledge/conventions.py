@@ -18,6 +18,9 @@ SETTING_HOLDERS = frozenset({"self", "args", "cfg", "config", "opt", "opts", "hp
 
 # a user's switch between GPU and CPU in an `if` test: `args.cuda`, `use_gpu`, `opt.gpu_ids`
 GPU_SWITCH = re.compile(r"(?i)(cuda|gpu)")
+# an `if` test that holds once every N iterations (`step % args.eval_steps == 0`, also within
+# `and` / `or`): its body runs periodically, not on every step
+PERIODIC_TEST = re.compile(r"%\s*[^=<>!%]+==\s*0\b")
 # an `if` test or `a if test else b` that compares a device with the CPU (`device.type == "cpu"`,
 # `args.device != 'cpu'`): the program has a path for a machine without a GPU
 CPU_TEST = re.compile(r"""(==|!=|\bin)\s*[(\[{]?\s*(['"])cpu\2|(['"])cpu\3\s*(==|!=)""")

@@ -23,6 +23,10 @@ MODEL_CONSTRUCTORS = frozenset({
 # model constructors whose result is already placed (they take a `device` argument)
 PLACING_CONSTRUCTORS = frozenset({"sentence_transformers.SentenceTransformer", "transformers.pipeline"})
 
+# fields of a generation pipeline's output (diffusers, transformers pipelines): PIL images or
+# NumPy arrays unless the call asks for `output_type="pt"`, so not known to be tensors
+PIPELINE_OUTPUT_FIELDS = frozenset({"images", "audios", "videos", "frames", "nsfw_content_detected"})
+
 # library classes that are nn.Modules (bases of user classes)
 MODULE_BASES = frozenset({
     "torch.nn.Module", "pytorch_lightning.LightningModule", "lightning.LightningModule",

@@ -167,6 +167,9 @@ CUDA_CALLS = frozenset({"torch.cuda.*"})
 EMPTY_CACHE = frozenset({"torch.cuda.empty_cache"})
 CURRENT_DEVICE = frozenset({"torch.cuda.current_device"})  # a device: the current CUDA one
 SET_DEVICE = frozenset({"torch.cuda.set_device"})  # changes the current CUDA device
+# the current accelerator, whatever its type (CUDA, MPS, XPU): a device chosen from it needs a
+# GPU of some kind, not CUDA
+ANY_ACCELERATOR = frozenset({"torch.accelerator.current_accelerator"})
 # the names CUDA sites give `.cuda()` and `.to("cuda")` on a value (they initialise CUDA)
 TENSOR_CUDA_MOVES = frozenset({"Tensor.cuda", "Tensor.to"})
 SET_DEFAULT_DEVICE = frozenset({"torch.set_default_device"})
@@ -326,9 +329,22 @@ CANONICAL_PREFIXES = (
 CHECKPOINT_LOADERS = frozenset({"torch.load", "torch.hub.load_state_dict_from_url",
                                 "torch.utils.model_zoo.load_url"})
 CHECKPOINT_SAVERS = frozenset({"torch.save"})
+# checkpoint handlers that write checkpoints into the directory they are given first (ignite's
+# `ModelCheckpoint(dirname, ...)` / `DiskSaver(dirname)`, Lightning's `ModelCheckpoint(dirpath=...)`)
+# on the machine that runs the training (DEV201: a later load from that directory reads them)
+CHECKPOINT_DIRECTORY_WRITERS = frozenset({
+    "ignite.handlers.ModelCheckpoint", "ignite.handlers.checkpoint.ModelCheckpoint",
+    "ignite.handlers.DiskSaver", "ignite.handlers.checkpoint.DiskSaver",
+    "pytorch_lightning.callbacks.ModelCheckpoint", "lightning.pytorch.callbacks.ModelCheckpoint",
+    "pytorch_lightning.callbacks.model_checkpoint.ModelCheckpoint",
+    "lightning.pytorch.callbacks.model_checkpoint.ModelCheckpoint",
+})
 # where the official weights are published: torchvision and the hub save them from CPU
 # tensors and load them without `map_location` themselves (DEV201)
 CPU_WEIGHT_URLS = ("https://download.pytorch.org/", "http://download.pytorch.org/")
+# a release asset of a published package (`https://github.com/<owner>/<repo>/releases/download/...`):
+# weights published for every machine, which the package itself loads without `map_location`
+RELEASE_WEIGHT_URLS = (("https://github.com/", "/releases/download/"), ("http://github.com/", "/releases/download/"))
 # words in the path of a checkpoint whose state holds no CUDA tensor, so it loads anywhere
 # (DEV201): RNG states (`torch.cuda.get_rng_state_all()` returns CPU tensors), LR schedulers
 # and GradScaler (`state_dict()` of both holds Python numbers)

@@ -51,7 +51,9 @@ def origin(value: Value, fallback: str = "the value") -> tuple[Step, ...]:
     name = _name(value, fallback)
     category = source.category
     description = source.description
-    if category == ORIGIN_BATCH:
+    if category == ORIGIN_BATCH and _same_name(name, _source(source)):
+        text = f"{name} is a batch on the CPU here"
+    elif category == ORIGIN_BATCH:
         text = f"{name} comes from {_source(source)} here, on the CPU"
     elif category in (ORIGIN_FACTORY, ORIGIN_DATA, ORIGIN_TOKENIZER):
         text = f"{name} is made on the CPU by {description} here" if description else f"{name} is made on the CPU here"
@@ -68,11 +70,16 @@ def origin(value: Value, fallback: str = "the value") -> tuple[Step, ...]:
     elif category == ORIGIN_COMPUTED:
         return (Step(source.cause, "this module is built here and never moved"),
                 Step(source.node, f"{name if value.label else 'this tensor'} is {description} here, on the CPU"))
-    elif description:
+    elif description and not _same_name(name, description):
         text = f"{name} comes from {description} here"
     else:
         text = f"{name} is bound here"
     return (Step(source.node, text),)
+
+
+def _same_name(name: str, description: str) -> bool:
+    """`train_loader` "comes from" `train_loader`: a sentence that says nothing."""
+    return name.strip("`") == description.strip("`")
 
 
 def _outside_tree(name: str, description: str) -> str:
@@ -146,7 +153,7 @@ def subject(program: "Program", move: "Move", noun: str = "") -> tuple[Step, ...
     name = _name(value, f"`{text}`" if text and "(" not in text and "\n" not in text else "the moved value")
     source = value.origin
     if source is not None and source.node is not None and source.node is not move.node:
-        if source.description and source.category != ORIGIN_MADE:
+        if source.description and source.category != ORIGIN_MADE and not _same_name(name, _source(source)):
             return (Step(source.node, f"{name} comes from {_source(source)} here"),)
         return (Step(source.node, f"{name} is {noun}, made here" if noun else f"{name} is made here"),)
     if value.kind is Kind.OPTIMIZER:

@@ -2,14 +2,17 @@
 
 from typing import TYPE_CHECKING, Iterator
 
+from devlint.analysis import devices
 from devlint.analysis.values import Kind
 from devlint.analysis.vocabulary import Fact
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import value_name, where_from
+from devlint.rules._portability import current_device
 from devlint.rules import _evidence as evidence
 from devlint.rules.base import FixSafety, Report, Rule
 
 if TYPE_CHECKING:  # pragma: no cover
+    from devlint.analysis.events import Move
     from devlint.analysis.program import Program
 
 rule = Rule(
@@ -53,7 +56,12 @@ rule = Rule(
         A `device_map` that names a single device (`device_map="cuda:0"`, `{"": 0}`) is a plain
         placement: moving that model again is harmless and is not reported. `device_map="auto"`
         and 4-bit models are reported as likely: on one GPU, with a recent bitsandbytes, the
-        move happens to work.
+        move happens to work. A quantised model mapped whole onto one GPU (`device_map=0`) and
+        moved to that same GPU is not reported (8-bit bitsandbytes models excepted: they refuse
+        any move). A model dispatched on one branch only (a 4-bit load under `if quantize:`, a
+        plain load otherwise) is not reported at a move both branches reach. The keywords may
+        come in a dict (`**model_kwargs`); a `**kwargs` the analysis cannot read leaves the
+        model's placement unknown.
     """,
 )
 
@@ -64,6 +72,8 @@ def moving_a_dispatched_model(program: "Program") -> Iterator[Report]:
         subject = move.subject
         if subject.kind is not Kind.MODULE or not subject.has(Fact.DISPATCHED) or move.method not in ("to", "cuda"):
             continue
+        if subject.has(Fact.PARTLY_DISPATCHED) or _onto_its_own_device(program, move):
+            continue  # dispatched on another path than this move's; or a move where it already is
         # the receiver as written when it is a name (`model`, `self.lm`); the model loaded in
         # the same expression (`from_pretrained(...).to(device)`) is "the model"
         name = value_name(subject, f"`{move.subject_text}`" if "(" not in move.subject_text else "the model")
@@ -97,3 +107,21 @@ def moving_a_dispatched_model(program: "Program") -> Iterator[Report]:
             evidence=evidence.subject(program, move) + (
                 evidence.at(move.node, f"`.{move.method}()` moves it again here"),),
         )
+
+
+def _onto_its_own_device(program: "Program", move: "Move") -> bool:
+    """A model placed whole on one GPU (`device_map=0`, `{"": 0}`, a quantised model) moved to
+    that same GPU: a no-op. An 8-bit bitsandbytes model refuses even that."""
+    subject = move.subject
+    if subject.has(Fact.QUANTIZED8):
+        return False
+    placed = _gpu(program, subject.place.ident)
+    return bool(placed) and placed == _gpu(program, devices.split(devices.effective(move.target))[0])
+
+
+def _gpu(program: "Program", ident: str) -> str:
+    """A concrete GPU identity, `cuda` read as the current CUDA device (cuda:0 unless set)."""
+    kind, form, _ = devices.parse(ident)
+    if form == "current" and kind == "cuda":
+        return current_device(program) or ""
+    return ident if form == "index" else ""

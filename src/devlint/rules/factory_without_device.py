@@ -3,6 +3,7 @@
 from typing import TYPE_CHECKING, Iterator
 
 from devlint._lazy import lazy_import
+from devlint.analysis.events import SiteKind
 from devlint.analysis.values import ORIGIN_FACTORY, Kind
 from devlint.findings import Confidence, Severity
 from devlint.rules._describe import device_side, value_name, when_it_crashes
@@ -85,10 +86,11 @@ def host_factories_meet_device(program: "Program") -> Iterator[Report]:
             continue  # DEV107 reports the thrown-away move that leaves it there
         name = value_name(meet.host, "the tensor")
         hint = _device_hint(meet)
+        why = "its `device=` is the CPU here" if _given_device(program, origin.node) else "no `device=`"
         yield Report(
             node=origin.node,
             message=(
-                f"{origin.description} makes {name} on the CPU (no `device=`), and at line "
+                f"{origin.description} makes {name} on the CPU ({why}), and at line "
                 f"{program.position(meet.node)[0]} it meets device tensors "
                 f"({device_side(program, meet.device)}); {when_it_crashes(program, meet.ctx, meet.device)}. "
                 f"Create it on the device: {hint} (or use a `*_like` factory / `x.new_*`)."
@@ -98,6 +100,11 @@ def host_factories_meet_device(program: "Program") -> Iterator[Report]:
             fix=_fixes.factory_device(program, meet),
             evidence=evidence.meet_story(program, meet, "the tensor"),
         )
+
+
+def _given_device(program: "Program", node: object) -> bool:
+    """Does the factory call pass `device=` (one that is the CPU on this path)?"""
+    return any(site.node is node and site.keyword("device") is not None for site in program.sites(SiteKind.FACTORY))
 
 
 def _device_hint(meet: "Meet") -> str:

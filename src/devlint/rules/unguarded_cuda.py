@@ -91,6 +91,13 @@ def _use(event: "Event") -> "tuple[Node, str] | None":
     return None
 
 
+def _any_accelerator(program: "Program", move: Move) -> bool:
+    """The move's device is a name, in a file that asks for the current accelerator: the device
+    is that accelerator, with CUDA as the fallback for a torch without `torch.accelerator`."""
+    return bool(move.device_name) and any((site.ctx.path or program.path) == (move.ctx.path or program.path)
+                                          for site in program.sites(SiteKind.ACCELERATOR))
+
+
 def _made_here(event: "Event") -> bool:
     """CUDA asked for what the code builds itself (`torch.zeros(n).cuda()`, `device="cuda"`,
     `nn.Linear(...).cuda()`) or a CUDA-only call (`torch.cuda.set_device(k)`, whatever k the
@@ -107,7 +114,8 @@ def _made_here(event: "Event") -> bool:
     return False
 
 
-_CHECKS = (SiteKind.CUDA_QUERY, SiteKind.CPU_FALLBACK, SiteKind.CUDA_FLAG, SiteKind.CPU_OPTION)
+_CHECKS = (SiteKind.CUDA_QUERY, SiteKind.CPU_FALLBACK, SiteKind.CUDA_FLAG, SiteKind.CPU_OPTION,
+           SiteKind.DEVICE_DISPATCH)
 
 
 def _behind_launcher(when: frozenset) -> bool:
@@ -135,19 +143,24 @@ def unguarded_cuda(program: "Program") -> Iterator[Report]:
                 or _behind_launcher(getattr(event, "when", frozenset())):
             continue
         node, text = use
+        needs, fallback = "a CUDA GPU", "torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")"
+        if isinstance(event, Move) and _any_accelerator(program, event):
+            # `device = torch.accelerator.current_accelerator().type if ... else "cuda"`
+            needs = "an accelerator (CUDA, MPS, XPU; CUDA where torch has no `torch.accelerator`)"
+            fallback = ("torch.accelerator.current_accelerator() if torch.accelerator.is_available() "
+                        "else torch.device(\"cpu\")")
         yield Report(
             node=program.method_name(node) if not isinstance(event, Site) or event.kind is SiteKind.CUDA else node,
             message=(
-                f"{text} requires a CUDA GPU, and nothing in this file checks `torch.cuda.is_available()`: "
+                f"{text} requires {needs}, and nothing in this file checks `torch.cuda.is_available()`: "
                 f"on a machine without one the script fails here. Choose the device once with a fallback, "
-                f"`device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")`, and move with "
-                f"`.to(device)`."
+                f"`device = {fallback}`, and move with `.to(device)`."
             ),
             confidence=Confidence.DEFINITE,
             ctx=event.ctx,
             evidence=(evidence.at(program.module, "nothing in this file checks `torch.cuda.is_available()` "
                                                   "or falls back to the CPU"),)
             + (evidence.subject(program, event) if isinstance(event, Move) else ())
-            + (evidence.at(node, f"{text} requires a CUDA GPU here"),),
+            + (evidence.at(node, f"{text} requires {needs} here"),),
         )
         return

@@ -38,6 +38,14 @@ def device_helper(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwarg
     return Value(Kind.DEVICE, device_at(code_of(node.func), node, devices.opaque(code_of(node))))
 
 
+def any_accelerator(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
+    """`torch.accelerator.current_accelerator()`: the accelerator of whatever type the machine
+    has (`if torch.accelerator.is_available(): ... else: torch.device("cpu")` is a CPU fallback).
+    Recorded, so that DEV202 says a device chosen from it needs an accelerator, not CUDA."""
+    an.emit_site(node, frame, SiteKind.ACCELERATOR, qualname, UNKNOWN)
+    return Value(Kind.DEVICE, device_at(code_of(node), node, devices.opaque(code_of(node))))
+
+
 def availability_query(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs,
                        frame: Frame) -> Value:
     an.emit_site(node, frame, SiteKind.CUDA_QUERY, qualname, SCALAR)

@@ -159,7 +159,9 @@ def as_batch(value: Value, origin: Origin, default_collate: bool = False) -> Val
     if value.kind is Kind.TENSOR:
         return relabel(value, None) if not value.place.on_device else value
     if value.kind in (Kind.BATCH, Kind.ENCODING):
-        return value.evolve(kind=Kind.BATCH, origin=origin if value.place.on_host else value.origin,
+        # a `collate_fn` returning `tokenizer.pad(...)` yields a BatchEncoding: it keeps its kind,
+        # whose `.to(device)` moves it in place
+        return value.evolve(origin=origin if value.place.on_host else value.origin,
                             fields=tuple((k, relabel(v, k)) for k, v in value.fields),
                             elem=relabel(value.elem, None) if value.elem is not None else None)
     return Value(Kind.BATCH, UNKNOWN_PLACE, origin)

@@ -9,7 +9,7 @@ import libcst as cst
 from devlint.analysis.events import SiteKind
 from devlint.analysis.library.common import call_arguments
 from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
-from devlint.analysis.syntax import code_of, option_dest, string_value
+from devlint.analysis.syntax import code_of, option_dest, string_value, walk
 from devlint.analysis.values import NO_TENSORS, NONE_VALUE, STR, UNKNOWN, Kind, Value, new_identity
 from devlint.analysis.vocabulary import Fact, holds_int
 from devlint.knowledge import conventions
@@ -118,4 +118,35 @@ def record_cpu_test(an: Analyzer, test: cst.BaseExpression, frame: Frame) -> Non
         return  # a library's own branches for CPU tensors say nothing about where a program runs
     text = code_of(test)
     if "cpu" in text and conventions.CPU_TEST.search(text):
-        an.emit_site(test, frame, SiteKind.CPU_OPTION, "", UNKNOWN, text=text[:80])
+        kind = SiteKind.DEVICE_DISPATCH if device_dispatch(an, test, frame) else SiteKind.CPU_OPTION
+        an.emit_site(test, frame, kind, "", UNKNOWN, text=text[:80])
+
+
+def device_dispatch(an: Analyzer, test: cst.BaseExpression, frame: Frame) -> bool:
+    """Does the test ask where a tensor already is (`x.is_cuda`, `input.device.type != "cuda"`,
+    `p.weight.device`) or read a GPU parameter of the function it is in (`if cuda:` in
+    `def totensor(data, cuda=True)`)? Either way it serves both kinds of machine; the program's
+    own choice of device is made elsewhere."""
+    while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        test = test.expression
+    if type(test) is cst.Name:
+        return test.value in _parameters(frame)
+    for node in walk(test):
+        if type(node) is not cst.Attribute or node.attr.value not in ("is_cuda", "device"):
+            continue
+        owner = node.value
+        if node.attr.value == "is_cuda" or type(owner) is not cst.Name:
+            return True  # `x.is_cuda`, `self.weight.device`: a tensor's placement
+        value = an.lookup(owner.value, frame)
+        if value.kind is Kind.TENSOR or value.kind is Kind.UNKNOWN and owner.value in _parameters(frame):
+            return True
+    return False
+
+
+def _parameters(frame: Frame) -> frozenset[str]:
+    fn = frame.fn
+    if frame.module_level or not (type(fn) is cst.FunctionDef or type(fn) is cst.Lambda):
+        return frozenset()
+    params = fn.params
+    every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+    return frozenset(p.name.value for p in every)

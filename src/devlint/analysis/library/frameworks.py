@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from devlint.analysis import conditions
+from devlint.analysis import conditions, devices
 from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
 from devlint.analysis.placement import device_string_place
 from devlint.analysis.syntax import code_of, string_value
@@ -28,7 +28,7 @@ from devlint.analysis.values import (
     device_at,
     new_identity,
 )
-from devlint.analysis.vocabulary import Fact, holds_int, known_bool
+from devlint.analysis.vocabulary import Fact, holds_int, known_bool, known_int, known_str
 from devlint.knowledge import libraries as lib
 from devlint.knowledge import matches
 
@@ -63,6 +63,11 @@ def model_constructor(an: Analyzer, qualname: str, node: cst.Call, args: Args, k
             base = args[0]
             return base.evolve(qualname=qualname, origin=replace(base.origin, name="") if base.origin else None)
         return Value(Kind.MODULE, UNKNOWN_PLACE, origin, identity=new_identity(), qualname=qualname)
+    if "**" in kwargs:
+        spread = _spread_placement(kwargs)
+        if spread is None:  # `**model_kwargs` the analysis cannot read may hold `device_map=`
+            return Value(Kind.MODULE, UNKNOWN_PLACE, origin, identity=new_identity(), qualname=qualname)
+        kwargs = spread
     dispatched = _dispatched_place(an, node, kwargs)
     if dispatched is not None:
         place, facts = dispatched
@@ -77,6 +82,24 @@ def model_constructor(an: Analyzer, qualname: str, node: cst.Call, args: Args, k
     if frame.ctx.default_device or an.default_device:
         return Value(Kind.MODULE, UNKNOWN_PLACE, origin, identity=new_identity(), qualname=qualname)
     return Value(Kind.MODULE, HOST, origin, identity=new_identity(), qualname=qualname)
+
+
+def _spread_placement(kwargs: Kwargs) -> Kwargs | None:
+    """The keywords of `from_pretrained(name, **model_kwargs)` when the spread dict visibly holds
+    the placing ones (`{"device_map": "auto"}`, then `model_kwargs["quantization_config"] = q`);
+    None when it may hold them unseen (a helper's `**kwargs`, a dict built elsewhere)."""
+    spread = kwargs["**"]
+    named = {k: v for k, v in spread.fields if isinstance(k, str)} if spread.kind is Kind.DICT else {}
+    placing = ("device_map",) + tuple(lib.QUANTIZE_KWARGS)
+    if not any(k in named for k in placing):
+        return kwargs if any(k in kwargs for k in placing) else None
+    return {**named, **{k: v for k, v in kwargs.items() if k != "**"}}
+
+
+def _keyword_node(node: cst.Call, key: str) -> cst.BaseExpression:
+    """The argument that gives `key`: the keyword itself, else the `**` dict it came in."""
+    return next((a.value for a in node.args if a.keyword is not None and a.keyword.value == key),
+                None) or next(a.value for a in node.args if a.star == "**")
 
 
 def placing_constructor(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs,
@@ -115,19 +138,19 @@ def _dispatched_place(an: Analyzer, node: cst.Call, kwargs: Kwargs) -> tuple[Pla
         if not quantized:
             return None
         return device_at("cuda", node), frozenset({Fact.DISPATCHED, Fact.QUANTIZED} | eight_bit)
-    arg_node = next(a.value for a in node.args if a.keyword is not None and a.keyword.value == "device_map")
-    text = string_value(arg_node)
+    arg_node = _keyword_node(node, "device_map")
+    text = string_value(arg_node) if known_str(device_map) is None else known_str(device_map)
     single: Placement | None = None
     if text is not None and text not in lib.DEVICE_MAP_STRATEGIES:
         single = device_string_place(text, arg_node)
     elif device_map.kind is Kind.SCALAR and holds_int(device_map):
-        single = device_at(f"cuda:{code_of(arg_node)}", arg_node)
+        single = _gpu_index(device_map, arg_node)
     elif device_map.kind is Kind.DEVICE and device_map.place.known:
         single = replace(device_map.place, device=code_of(arg_node), node=arg_node)
     elif device_map.kind is Kind.DICT and len(device_map.fields) == 1 and device_map.fields[0][0] == "":
         only = device_map.fields[0][1]
         if only.kind is Kind.SCALAR:
-            single = device_at(f"cuda:{code_of(arg_node)}", arg_node)
+            single = _gpu_index(only, arg_node)
         elif only.has(Fact.DEVICE_STR) or only.kind is Kind.DEVICE:
             single = only.place if only.place.known else None
     if single is not None and single.on_host and not quantized:
@@ -135,8 +158,17 @@ def _dispatched_place(an: Analyzer, node: cst.Call, kwargs: Kwargs) -> tuple[Pla
     if single is not None and single.on_device and not quantized:
         return single, frozenset()  # one device: the same as `.to(device)`, no hooks
     facts = {Fact.DISPATCHED} | ({Fact.QUANTIZED} if quantized else set()) | eight_bit
-    where = f"device_map={code_of(arg_node)}" if single is None else single.device
-    return device_at(where, arg_node), frozenset(facts)
+    if single is not None:  # one device (a quantised model, not split): it keeps that device's identity
+        return device_at(single.device, arg_node, single.ident), frozenset(facts)
+    shown = f'"{text}"' if text is not None else code_of(arg_node)
+    return device_at(f"device_map={shown}", arg_node), frozenset(facts)
+
+
+def _gpu_index(value: Value, node: cst.CSTNode) -> Placement:
+    """`device_map=0`, `device_map={"": 0}`: the whole model on that GPU."""
+    index = known_int(value)
+    text = f"cuda:{index}" if index is not None else f"cuda:{code_of(node)}"
+    return device_at(text, node, devices.from_string(text))
 
 
 def returns_tensors(node: cst.Call) -> bool:

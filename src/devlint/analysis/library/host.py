@@ -43,7 +43,16 @@ def _numpy_result(qualname: str, node: cst.Call, given: list[Value]) -> Value:
             return Value(Kind.TENSOR, tensor.place, tensor.origin)
         if not any(v.kind in (Kind.NDARRAY, Kind.LIST, Kind.TUPLE) for v in given):
             return UNKNOWN  # of values it cannot see: an array or a number
+        if qualname in lib.NUMPY_REDUCTIONS and not _along_an_axis(node):
+            return array(node).with_facts(Fact.ZERO_DIM)  # a NumPy scalar, for the whole array
     return array(node)
+
+
+def _along_an_axis(node: cst.Call) -> bool:
+    """`np.mean(a, axis=0)` / `np.mean(a, 0)` reduce along an axis and give an array."""
+    positional = [a for a in node.args if a.keyword is None and a.star == ""]
+    return len(positional) > 1 or any(a.keyword is not None and a.keyword.value == "axis" or a.star
+                                      for a in node.args)
 
 
 def _number_like(value: Value, depth: int = 0) -> bool:

@@ -141,6 +141,17 @@ def checkpoint_save(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwa
     return NONE_VALUE
 
 
+def checkpoint_directory(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs,
+                         frame: Frame) -> Value:
+    """A checkpoint handler writing into a directory (`ModelCheckpoint("./models", ...)`): a SAVE
+    whose file is every file under that directory (`files.directory_key`)."""
+    arguments = call_arguments(node, args, kwargs)
+    first = next((a for a in arguments if a.keyword in (None, "dirname", "dirpath")), None)
+    key = files.directory_key(first.value, first.text) if first is not None else ""
+    an.emit_site(node, frame, SiteKind.SAVE, qualname, UNKNOWN, arguments, names=(key,) if key else ())
+    return UNKNOWN
+
+
 def _file_names(arguments: tuple[Argument, ...] | list[Argument], keywords: tuple[str, ...],
                 frame: Frame) -> tuple[str, ...]:
     """The file a load or save names, as analysis/files.py identifies it (first argument)."""
