@@ -41,6 +41,14 @@ def move_call(place_device: str) -> str | None:
     return None
 
 
+def _pins_a_gpu_on_some_paths(meet: "Meet", call: str) -> bool:
+    """The meet happens on some paths only (the other side is on the device under a condition:
+    `if args.use_cuda:`, `if use_gpu:`), and the repair would name a GPU outright (`.cuda()`,
+    `.to("cuda:0")`): it would move the value on the paths that run on the CPU too, and break
+    them. A repair that names the program's device variable follows the paths; this one does not."""
+    return meet.likely and (call == ".cuda()" or call.startswith(('.to("', ".to('")))
+
+
 def _defined_before(program: "Program", value: Value, node: cst.CSTNode) -> bool:
     """Was the device value moved (so its expression evaluated) before `node`, in the same file?"""
     moved = value.place.node
@@ -56,7 +64,7 @@ def move_before_use(program: "Program", meet: "Meet") -> Fix | None:
     name = meet.host.label
     call = move_call(meet.device.place.device)
     stmt = meet.ctx.statement
-    if not name or call is None or stmt is None or not _TARGET.match(name):
+    if not name or call is None or stmt is None or not _TARGET.match(name) or _pins_a_gpu_on_some_paths(meet, call):
         return None
     if isinstance(stmt, cst.SimpleStatementLine) or isinstance(stmt, cst.BaseCompoundStatement):
         return edits.insert_line_before(program, stmt, f"{name} = {name}{call}",
@@ -68,7 +76,8 @@ def move_after_construction(program: "Program", meet: "Meet") -> Fix | None:
     """DEV102: `Teacher()` -> `Teacher().to(device)` where the module is built."""
     origin = meet.host.origin
     call = move_call(meet.device.place.device)
-    if origin is None or origin.node is None or call is None or not isinstance(origin.node, cst.Call):
+    if origin is None or origin.node is None or call is None or not isinstance(origin.node, cst.Call) \
+            or _pins_a_gpu_on_some_paths(meet, call):
         return None
     device = meet.device.place.device
     if not (_defined_before(program, meet.device, origin.node) or device.startswith(("'", '"'))
@@ -84,7 +93,7 @@ def move_assigned_value(program: "Program", meet: "Meet") -> Fix | None:
     """DEV106: `model.fc = nn.Linear(...)` -> `model.fc = nn.Linear(...).to(device)`."""
     origin = meet.host.origin
     call = move_call(meet.device.place.device)
-    if origin is None or call is None:
+    if origin is None or call is None or _pins_a_gpu_on_some_paths(meet, call):
         return None
     assign = _assignment(origin.node)
     if not isinstance(assign, cst.Assign):
