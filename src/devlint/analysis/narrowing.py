@@ -212,6 +212,18 @@ def _device_part(value: Value) -> Value:
     return value
 
 
+def _host_side(value: Value) -> Value:
+    """Where a test says a tensor is on the CPU: on the host, unless the analysis had it on a
+    device (the caller's, in library code): then the values it meets there are on the CPU too
+    (a layer's CPU path: `if input.device.type == "cpu": return input + bias`), and the
+    analysis cannot tell where they are, so the tensor is not placed."""
+    if value.place.on_device:
+        return value.at(UNKNOWN_PLACE)
+    if value.place.where is Where.COND:
+        return value.at(HOST) if any(place.on_host for _, place in value.place.paths) else value.at(UNKNOWN_PLACE)
+    return value.at(HOST)
+
+
 def _host_part(value: Value, not_type: str) -> Value:
     """A value on the host on some paths and on devices of type `not_type` on the others, where
     a test says it is not on that type of device: on the host."""
@@ -243,7 +255,7 @@ def narrow(an: Analyzer, test: cst.BaseExpression, frame: Frame, holds: bool) ->
         if says_gpu == holds:
             frame.env[name] = _device_part(current)
         elif failing is True:
-            frame.env[name] = current.at(HOST)
+            frame.env[name] = _host_side(current)
         else:
             frame.env[name] = _host_part(current, failing)
         return
