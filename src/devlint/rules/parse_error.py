@@ -13,6 +13,8 @@ rule = Rule(
         devlint reads every file it is given. A file with a syntax error or bytes that are
         not valid in its encoding cannot be analysed, so a device bug in it would go unseen;
         reporting it keeps a CI job from passing by accident. Every other file is still checked.
+        In a notebook, where IPython runs each cell on its own, a cell that does not parse is
+        reported and the other cells are checked.
     """,
     limits=f"""
         Besides syntax errors and undecodable bytes, a file is reported, and not analysed, when
