@@ -24,6 +24,10 @@ import devlint.rules
 from devlint.findings import Confidence, Finding, Fix, Phase, Severity
 from devlint.rules.base import FixSafety, Rule
 
+# the programs under fixtures/ are data the tests check, never tests themselves (a fixture
+# project's own unit tests are named test_*.py, as real ones are)
+collect_ignore_glob = ["fixtures/*"]
+
 
 @dataclass
 class Project:

@@ -145,3 +145,38 @@ def test_notebook_fixed_cell_by_cell_keeping_outputs(tmp_path: Path) -> None:
         "loader = DataLoader(TensorDataset(torch.randn(16, 8), torch.randint(0, 2, (16,))))\n"
         "for x, y in loader:\n    x = x.to(device)\n    y = y.to(device)\n    out = model(x)")
     assert fixed["metadata"] == doc["metadata"]
+
+
+CONDITIONAL_MOVE = """\
+import argparse
+
+import torch
+import torch.nn as nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--use_cuda", action="store_true")
+args = parser.parse_args()
+
+teacher = nn.Linear(8, 8)
+student = nn.Linear(8, 8)
+if args.use_cuda:
+    student = student.cuda()
+x = torch.randn(2, 8)
+if args.use_cuda:
+    x = x.cuda()
+loss = (student(x) - teacher(x)).pow(2).mean()
+"""
+
+
+@pytest.mark.parametrize("conditional", [True, False])
+def test_no_unconditional_cuda_where_the_move_is_conditional(conditional: bool) -> None:
+    """The teacher meets GPU inputs only with --use_cuda: appending `.cuda()` to it would move it
+    on the CPU runs too (and fail on a machine without a GPU). Where the inputs always go to the
+    GPU, `.cuda()` is the repair."""
+    unconditional = CONDITIONAL_MOVE.replace("if args.use_cuda:\n    ", "")
+    source = CONDITIONAL_MOVE if conditional else unconditional
+    [finding] = [f for f in check_text(source, "script.py", enabled=ALL) if f.code == "DEV102"]
+    if conditional:
+        assert finding.fix is None
+    else:
+        assert finding.fix is not None and ".cuda()" in finding.fix.edits[0][-1]

@@ -162,8 +162,10 @@ def test_notebook_uses_the_project_files_beside_it(project, invoke) -> None:
         ("code", "device = 'cuda' if torch.cuda.is_available() else 'cpu'\nnet = Net().to(device)\n"),
         ("code", "net(torch.randn(3, 4, device=device))\n"),
     ))
-    findings = json_findings(invoke, "explore.ipynb")
+    findings = json_findings(invoke, "explore.ipynb", "models.py")
     assert [(f["path"], f.get("cell"), f["line"], f["code"]) for f in findings] == [("models.py", None, 9, "DEV104")]
+    # the notebook alone: models.py is read, not reported (it was not asked about)
+    assert json_findings(invoke, "explore.ipynb") == []
 
 
 def test_stdin_notebook(project, invoke) -> None:

@@ -7,8 +7,10 @@ even though only train.py, which moves the model, shows the bug). Two checks per
 * the whole folder, as `devlint check <folder>` runs it: every expectation of every file is
   found, at its file and line, and nothing else;
 * each entry file named in the project's `entry.txt`, checked ALONE (an editor, a pre-commit
-  hook on one changed file): its own expectations are found, plus the other files' findings
-  that `entry.txt` lists under it as `models.py:13:DEV104`, and nothing else.
+  hook on one changed file): its own expectations are found and nothing else. The other files'
+  findings that `entry.txt` lists under it as `models.py:13:DEV104` are ones its analysis
+  reaches (the whole-folder check reports them), but a run reports only in the files it was
+  asked to check: imported files are read, not reported (devlint/scope.py).
 
 Besides the fixtures, tests below pin the mechanics: import forms, cycles, a checked file that
 another project file imports back, edited files in a long-lived process, suppression comments
@@ -115,7 +117,7 @@ def test_entry_file_alone(root: Path, entry: str, monkeypatch: pytest.MonkeyPatc
     monkeypatch.chdir(root)
     listed = entry_files(root)[entry]
     assert listed <= project_expectations(root), "entry.txt lists a line that carries no `# expect:`"
-    expected = _expectations_in(root / entry) | listed
+    expected = _expectations_in(root / entry)
     got = _located(_run([entry]), root)
     assert _describe(expected - got, root) == [], "missing"
     assert _describe(got - expected, root) == [], "unexpected"
@@ -403,7 +405,7 @@ def test_cli_reports_other_files_under_their_own_path(project, invoke) -> None:
     project.write("models.py", MODEL_WITH_MASK)
     project.write("train.py", MOVES_NET.format(imports="from models import Net", make="Net()"))
     project.write("eval.py", MOVES_NET.format(imports="from models import Net", make="Net()"))
-    outcome = invoke("check", "train.py", "--format", "json")
+    outcome = invoke("check", "train.py", "models.py", "--format", "json")
     assert outcome.exit_code == 1
     findings = json.loads(outcome.stdout)["findings"]
     assert [(f["path"], f["line"], f["code"]) for f in findings] == [("models.py", 9, "DEV104")]
@@ -412,15 +414,72 @@ def test_cli_reports_other_files_under_their_own_path(project, invoke) -> None:
     findings = json.loads(outcome.stdout)["findings"]
     assert [(f["path"], f["line"], f["code"]) for f in findings] == [("models.py", 9, "DEV104")]
     # the text report quotes the line of the file the finding is in
-    outcome = invoke("check", "train.py")
+    outcome = invoke("check", "train.py", "models.py")
     assert "models.py:9:" in outcome.stdout
     assert "self.mask = torch.ones(4)" in outcome.stdout
+
+
+def test_cli_reports_only_in_the_files_it_was_asked_to_check(project, invoke) -> None:
+    """train.py's analysis reads models.py and reaches its bug, but the user asked about
+    train.py: imported project files are read, not reported."""
+    project.write("models.py", MODEL_WITH_MASK)
+    project.write("train.py", MOVES_NET.format(imports="from models import Net", make="Net()"))
+    outcome = invoke("check", "train.py", "--format", "json")
+    assert outcome.exit_code == 0
+    assert json.loads(outcome.stdout)["findings"] == []
+    # a folder of scripts that import a package beside it: the package is not reported either
+    project.write("lib/__init__.py", "")
+    project.write("lib/models.py", MODEL_WITH_MASK)
+    project.write("examples/train.py", MOVES_NET.format(imports="from lib.models import Net", make="Net()"))
+    assert json.loads(invoke("check", "examples", "--format", "json").stdout)["findings"] == []
+    findings = json.loads(invoke("check", "examples", "lib", "--format", "json").stdout)["findings"]
+    assert [(f["path"], f["line"], f["code"]) for f in findings] == [("lib/models.py", 9, "DEV104")]
+
+
+def test_a_unit_test_lends_no_calling_context_to_the_program(project, invoke) -> None:
+    """A test calls the program's evaluation function with a CPU module of its own and a device
+    the analysis cannot read: what that would say about the program's code is the test's
+    context, not the program's. The test is checked on its own."""
+    project.write("evalkit/__init__.py", "")
+    project.write("evalkit/loop.py", """\
+        import torch
+
+
+        def evaluate(model, loader, args):
+            device = torch.device(args.device)
+            total = 0.0
+            for x, y in loader:
+                x, y = x.to(device), y.to(device)
+                total += (model(x).argmax(-1) == y).float().sum().item()
+            return total
+    """)
+    project.write("tests/test_loop.py", """\
+        from types import SimpleNamespace
+
+        import torch
+
+        from evalkit.loop import evaluate
+        from tests.settings import load_defaults
+
+
+        def test_evaluate():
+            args = SimpleNamespace(**load_defaults())
+            batch = (torch.randn(4, 3), torch.zeros(4, dtype=torch.long))
+            assert evaluate(torch.nn.Linear(3, 2), [batch], args) >= 0
+            assert torch.device(args.device).type in ("cpu", "cuda")
+    """)
+    assert json.loads(invoke("check", ".", "--format", "json").stdout)["findings"] == []
+    # the same calls in a script of the program: its context, reported in the program's file
+    project.write("evalkit/run.py", (project.root / "tests/test_loop.py").read_text().replace(
+        "def test_evaluate():", "def main():").replace("tests.settings", "evalkit.settings") + "\n\nmain()\n")
+    findings = json.loads(invoke("check", ".", "--format", "json").stdout)["findings"]
+    assert [(f["path"], f["code"]) for f in findings] == [("evalkit/loop.py", "DEV102")]
 
 
 def test_cli_absolute_paths_stay_absolute(project, invoke) -> None:
     project.write("models.py", MODEL_WITH_MASK)
     project.write("train.py", MOVES_NET.format(imports="from models import Net", make="Net()"))
-    outcome = invoke("check", str(project.root / "train.py"), "--format", "json")
+    outcome = invoke("check", str(project.root / "train.py"), str(project.root / "models.py"), "--format", "json")
     findings = json.loads(outcome.stdout)["findings"]
     assert [(f["path"], f["line"]) for f in findings] == [(str(project.root / "models.py"), 9)]
 
@@ -428,18 +487,28 @@ def test_cli_absolute_paths_stay_absolute(project, invoke) -> None:
 def test_suppression_and_ignores_apply_in_the_file_of_the_finding(project, invoke) -> None:
     project.write("models.py", MODEL_WITH_MASK.replace("torch.ones(4)", "torch.ones(4)  # noqa: DEV104"))
     project.write("train.py", MOVES_NET.format(imports="from models import Net", make="Net()"))
-    assert json.loads(invoke("check", "train.py", "--format", "json").stdout)["findings"] == []
+    assert json.loads(invoke("check", "train.py", "models.py", "--format", "json").stdout)["findings"] == []
     project.write("models.py", MODEL_WITH_MASK)
+    assert len(json.loads(invoke("check", "train.py", "models.py", "--format", "json").stdout)["findings"]) == 1
     project.write("pyproject.toml", '[tool.devlint]\nper-file-ignores = {"models.py" = ["DEV104"]}\n')
-    assert json.loads(invoke("check", "train.py", "--format", "json").stdout)["findings"] == []
+    assert json.loads(invoke("check", "train.py", "models.py", "--format", "json").stdout)["findings"] == []
 
 
 def test_stdin_resolves_imports_beside_the_named_file(project, invoke) -> None:
+    """The module beside the named file is read: `Net()` is a module, so the CPU input that
+    meets it is reported (in the checked text; models.py itself was not asked about), and a Net
+    that moves its input itself is not."""
     project.write("models.py", MODEL_WITH_MASK)
-    source = textwrap.dedent(MOVES_NET.format(imports="from models import Net", make="Net()"))
+    source = textwrap.dedent(MOVES_NET.format(imports="from models import Net", make="Net()")).replace(
+        "torch.randn(2, 4, device=device)", "torch.randn(2, 4)")
     outcome = invoke("check", "--stdin-filename", "train.py", "--format", "json", input=source)
     findings = json.loads(outcome.stdout)["findings"]
-    assert [(f["path"], f["line"], f["code"]) for f in findings] == [("models.py", 9, "DEV104")]
+    assert [(f["path"], f["line"], f["code"]) for f in findings] == [("train.py", 6, "DEV105")]
+    # a Net that moves its input to its own weights: no crash, which only its code tells
+    project.write("models.py", MODEL_WITH_MASK.replace("torch.ones(4)", "nn.Parameter(torch.ones(4))").replace(
+        "self.fc(x)", "self.fc(x.to(self.fc.weight.device))"))
+    outcome = invoke("check", "--stdin-filename", "train.py", "--format", "json", input=source)
+    assert json.loads(outcome.stdout)["findings"] == []
 
 
 def test_a_file_imported_earlier_is_parsed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,6 +21,7 @@ from devlint.config import CheckSettings
 from devlint.discover import DiscoveredFile
 from devlint.findings import Evidence, Finding, Phase
 from devlint.rank import rank_findings
+from devlint.scope import asked_files, is_test_code, reported_in
 from devlint.selection import PARSE_ERROR_CODE
 
 UNUSED_SUPPRESSION_CODE = "DEV001"  # devlint.rules.unused_suppression, produced here
@@ -58,6 +59,14 @@ def read_error_finding(unit: SourceUnit) -> Finding:
 
     return finding(unit.display, f"cannot read this file ({unit.error}); nothing in it was checked",
                    unit.error_line or 1)
+
+
+def _cell_parse_errors(unit: SourceUnit) -> list[Finding]:
+    """DEV000 for each notebook cell that is not Python; the other cells were checked."""
+    from devlint.rules.parse_error import finding
+
+    return [finding(unit.display, f"cannot parse this cell: {message} (the other cells were checked)", line, column)
+            for line, column, message in unit.cell_errors]
 
 
 def _to_cells(unit: SourceUnit, finding: Finding) -> Finding:
@@ -127,6 +136,8 @@ def check_unit(unit: SourceUnit, settings: CheckSettings, *, depends: set[str] |
 
         findings = engine.check_text(unit.text, unit.display, enabled=settings.enabled, depends=depends,
                                      library_mode=settings.config.library_mode_for(unit.path), **helpers)
+        if unit.cell_errors and PARSE_ERROR_CODE in settings.enabled:
+            findings = [f for f in findings if f.code != PARSE_ERROR_CODE] + _cell_parse_errors(unit)
     ignored = settings.config.ignored_for(unit.path)
     own = [f for f in findings if f.path == unit.display]
     own = [f for f in own if f.code in settings.enabled and f.code not in ignored]
@@ -135,7 +146,8 @@ def check_unit(unit: SourceUnit, settings: CheckSettings, *, depends: set[str] |
         own = apply_suppressions(own, unit.text) + stale
     if unit.is_notebook:
         own = [_to_cells(unit, finding) for finding in own]
-    others = [f for f in findings if f.path != unit.display]
+    # a test's check lends no calling context to the program's functions (devlint/scope.py)
+    others = [] if is_test_code(unit.display) else [f for f in findings if f.path != unit.display]
     if depends is not None:
         depends.update(os.path.realpath(f.path) for f in others)
     from devlint.fix_policy import apply_fix_policy  # fixable / unfixable, extend-(un)safe-fixes
@@ -194,9 +206,13 @@ def run_check(
     # copy from a program that tells when it crashes (models.py alone cannot; train.py can)
     seen: dict[tuple, int] = {}
     total = len(files)
+    # findings only in the files the user asked to check: imported ones are read, not reported
+    asked = asked_files([file.path for file in files])
     for index, (file, unit, checked) in enumerate(_checked_files(files, settings, jobs, cache_root), start=1):
         found: list[Finding] = []
         for finding in checked:
+            if finding.path != unit.display and not reported_in(asked, finding.path):
+                continue
             key = (os.path.abspath(finding.path), finding.cell, finding.line, finding.column, finding.code)
             if key not in seen:
                 seen[key] = len(findings) + len(found)
@@ -458,8 +474,8 @@ def _alone(index: int, unit: SourceUnit, settings: CheckSettings) -> tuple[int, 
 
 def check_source(unit: SourceUnit, settings: CheckSettings) -> RunResult:
     """Check one already-read source (standard input); same result shape as run_check."""
-    found = check_unit(unit, settings)
-    sources = {f.path: unit if f.path == unit.display else read_source(f.path) for f in found}
+    found = [f for f in check_unit(unit, settings) if f.path == unit.display]  # the one file asked
+    sources = {f.path: unit for f in found}
     return RunResult(
         files_checked=1,
         findings=rank_findings(found),

@@ -13,12 +13,14 @@ map from each line of that text back to (code cell, line in cell) for reporting.
 
 from __future__ import annotations
 
+import ast
 import codecs
 import io
 import json
 import os
 import re
 import tokenize
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -78,6 +80,10 @@ class SourceUnit:
     # bytes that are not valid in the encoding where CPython does not decode them (a comment):
     # the text holds U+FFFD for them, so it is analysed but never written back (the fixer skips it)
     lossy: bool = False
+    # notebook cells that do not parse as Python (after IPython's own syntax is set aside):
+    # (line of the joined text, column, message) each; those cells are left out of `text`
+    # (commented out, same line count) so that the other cells are still checked
+    cell_errors: tuple[tuple[int, int, str], ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -262,8 +268,15 @@ def join_cells(sources: Sequence[str], display: str, path: str | None = None) ->
     path = display if path is None else path
     joined: list[str] = []
     cell_map: list[tuple[int, int]] = []
+    errors: list[tuple[int, int, str]] = []
     for code_index, source in enumerate(sources, start=1):
-        for line_no, line in enumerate(_python_lines_of_cell(source), start=1):
+        lines = _python_lines_of_cell(source)
+        problem = _cell_syntax_error(lines)
+        if problem is not None:
+            at, column, message = problem
+            errors.append((len(joined) + min(max(at, 1), max(len(lines), 1)), column, message))
+            lines = ["# " + line if line.strip() else line for line in lines]
+        for line_no, line in enumerate(lines, start=1):
             joined.append(line)
             cell_map.append((code_index, line_no))
     text = "\n".join(joined) + ("\n" if joined else "")
@@ -276,7 +289,27 @@ def join_cells(sources: Sequence[str], display: str, path: str | None = None) ->
         text=text,
         cell_map=tuple(cell_map),
         cells=tuple(sources),
+        cell_errors=tuple(errors),
     )
+
+
+_CELL_FLAGS = ast.PyCF_ONLY_AST | getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)  # IPython runs `await` in a cell
+
+
+def _cell_syntax_error(lines: list[str]) -> tuple[int, int, str] | None:
+    """(line in the cell, column, CPython's message) when the cell is not Python; IPython runs
+    each cell on its own, so one broken cell does not stop the others."""
+    if not lines:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile("\n".join(lines) + "\n", "<cell>", "exec", _CELL_FLAGS, dont_inherit=True)
+    except SyntaxError as exc:
+        return exc.lineno or 1, max(exc.offset or 1, 1), exc.msg
+    except (ValueError, RecursionError, MemoryError, OverflowError):
+        return None  # the whole text's parse decides (a NUL byte, nesting too deep)
+    return None
 
 
 def _is_python_notebook(document: dict) -> bool:
@@ -302,12 +335,15 @@ def _python_lines_of_cell(source: str) -> list[str]:
             return ["# " + line if line.strip() else line for line in lines]
         return ["# " + lines[0]] + lines[1:]
     out = []
+    continued = False  # inside an IPython line that a trailing backslash continues
     for line in lines:
         stripped = line.lstrip()
-        if stripped.startswith(("%", "!")) or _MAGIC_ASSIGN.match(line) or _HELP_LINE.match(line):
+        if continued or stripped.startswith(("%", "!")) or _MAGIC_ASSIGN.match(line) or _HELP_LINE.match(line):
             indent = line[: len(line) - len(stripped)]
-            # keep the indentation so a magic inside a block leaves the block well formed
-            out.append(f"{indent}pass  # {stripped}" if indent else f"# {stripped}")
+            # keep the indentation so a magic inside a block leaves the block well formed; the
+            # continuation lines of a shell command are part of it (IPython joins them)
+            out.append(f"{indent}pass  # {stripped}" if indent and not continued else f"# {stripped}")
+            continued = stripped.endswith("\\")
         else:
             out.append(line)
     return out

@@ -43,7 +43,7 @@ def literal(test: str, available: str | None = None) -> Literal:
         return AVAILABLE[available], True
     text = normalize(test)
     truth = True
-    while True:
+    while not _compound(text):  # `not a or b` is no negation of `a or b`
         if text.startswith("not ") or text.startswith("not("):
             text, truth = _strip_parens(text[3:].strip()), not truth
             continue
@@ -53,10 +53,32 @@ def literal(test: str, available: str | None = None) -> Literal:
             continue
         break
     for negative, positive in _NEGATIONS:
-        if negative in text and text.count(negative) == 1:
+        if negative in text and text.count(negative) == 1 and not _compound(text):
             text, truth = text.replace(negative, positive), not truth
             break
     return text, truth
+
+
+_BOOLEAN = re.compile(r"\s(and|or)\s")
+
+
+def _compound(text: str) -> bool:
+    """`a and b`, `a or b` at the top level (outside brackets and strings)."""
+    if not _BOOLEAN.search(text):
+        return False
+    depth, quote = 0, ""
+    for index, char in enumerate(text):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif depth == 0 and char == " " and _BOOLEAN.match(text, index):
+            return True
+    return False
 
 
 def _strip_parens(text: str) -> str:

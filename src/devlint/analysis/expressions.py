@@ -79,6 +79,12 @@ def eval_subscript(an: Analyzer, node: cst.Subscript, frame: Frame) -> Value:
         stored = an.deep_field(node, frame)
         if stored is not None:
             return stored
+    by_number = isinstance(key, int) or key is None and len(indices) == 1 and indices[0].kind is Kind.SCALAR
+    if by_number and owner.kind is Kind.TENSOR and owner.place.on_host and owner.origin is not None \
+            and owner.origin.category == ORIGIN_BATCH and len(node.slice) == 1:
+        # `sizes[0][0]`: an element of a collated field may be one sample's number, a 0-dim CPU
+        # tensor, which PyTorch lets meet device tensors (nothing proves it has a dimension left)
+        return owner.with_facts(Fact.ZERO_DIM)
     if key is not None:
         return item_of(an, owner, key, node)
     if len(node.slice) == 1 and type(node.slice[0].slice) is cst.Slice:

@@ -73,7 +73,8 @@ def move_call(an: Analyzer, receiver: Value, method: str, node: cst.Call, args: 
                 target = an.place_of_device_value(value, arg_node)
         if target is None:
             return receiver  # a dtype conversion, or a target we cannot tell
-        if target.on_device and candidates and candidates[0][0].kind is Kind.STR and "cuda" in target.device:
+        if target.on_device and candidates and candidates[0][0].kind is Kind.STR and "cuda" in target.device \
+                and not candidates[0][0].has(Fact.OPTION_DEFAULT):  # the command line may choose the CPU
             an.emit_site(node, frame, SiteKind.CUDA, "Tensor.to", receiver)
     non_blocking = any(a.keyword is not None and a.keyword.value == "non_blocking" and type(a.value) is cst.Name
                        and a.value.value == "True" for a in node.args)

@@ -8,7 +8,12 @@ it tests, in the branch where it holds and in the one where it does not.
 - `x.device != d` / `x.device == d`: where the devices are equal, `x` is on `d`'s device
   (`if t.device != d: t = t.to(d)` leaves `t` on `d` on both paths).
 - `d.type == "cpu"`: the path literal is about the device `d` itself (test_literal).
-- `x.is_cuda` failing (`assert not x.is_cuda`): `x` is on the host.
+- `x.is_cuda` failing (`assert not x.is_cuda`): `x` is on the host; holding, `x` is on its
+  device (a value on the host on some paths only keeps its device paths). The same for
+  `x.is_cpu` and `x.device.type == "cuda"` / `!= "cpu"`.
+- A test of where a tensor is, when the analysis knows it is on the host on this path, is
+  decided (`placement_decides`): the branch for a GPU tensor is dead there (a class that
+  dispatches on `if x.is_cuda:` never runs its CUDA code for a CPU input).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from devlint.analysis.values import (
     Kind,
     Placement,
     Value,
+    Where,
 )
 from devlint.analysis.vocabulary import Fact
 from devlint.knowledge import torch as tk
@@ -170,6 +176,78 @@ def _availability_of(part: cst.BaseExpression, frame: Frame) -> str | None:
     return None
 
 
+def _tensor_device_test(test: cst.BaseExpression) -> tuple[str, bool, str | bool] | None:
+    """(x, whether the test says x is on a GPU, what the test failing says: True for "x is on
+    the host", or the device type x is not on) for `x.is_cuda`, `x.is_cpu`,
+    `x.device.type == "cuda"` (failing: not CUDA, maybe MPS), `x.device.type != "cpu"` and the
+    like (x a plain name)."""
+    if type(test) is cst.Attribute and test.attr.value in ("is_cuda", "is_cpu") and type(test.value) is cst.Name:
+        return test.value.value, test.attr.value == "is_cuda", True
+    compared = _device_comparison(test)
+    if compared is None:
+        return None
+    subject, named, equal = compared
+    if type(subject) is not cst.Attribute or subject.attr.value != "device" or type(subject.value) is not cst.Name:
+        return None
+    if not any(type(side) is cst.Attribute and side.attr.value == "type"
+               for side in (test.left, test.comparisons[0].comparator)):  # type: ignore[attr-defined]
+        return None  # `str(x.device) == "cuda"` is false for "cuda:0": only `.type` names the type
+    if named != "cpu":  # `x.device.type == "cuda"`: a GPU where it holds; failing, maybe MPS
+        return (subject.value.value, True, named) if equal else None
+    return subject.value.value, not equal, True
+
+
+def placement_decides(an: Analyzer, test: cst.BaseExpression, frame: Frame) -> bool | None:
+    """The outcome of a test of where a tensor is, when the tensor is known to be on the host
+    on this path (None when it is not decided)."""
+    holds = True
+    while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        test, holds = test.expression, not holds
+    found = _tensor_device_test(test)
+    if found is None:
+        return None
+    name, says_gpu, _ = found
+    value = frame.env.get(name)
+    if value is None or value.kind not in TENSORISH or not value.place.on_host:
+        return None
+    return holds != says_gpu
+
+
+def _device_part(value: Value) -> Value:
+    """A value that is on the host on some paths only, where a test says it is on a GPU: its
+    device alternative."""
+    if value.place.where is not Where.COND:
+        return value
+    for _, place in value.place.paths:
+        if place.on_device:
+            return value.at(place)
+    return value
+
+
+def _host_side(value: Value) -> Value:
+    """Where a test says a tensor is on the CPU: on the host, unless the analysis had it on a
+    device (the caller's, in library code): then the values it meets there are on the CPU too
+    (a layer's CPU path: `if input.device.type == "cpu": return input + bias`), and the
+    analysis cannot tell where they are, so the tensor is not placed."""
+    if value.place.on_device:
+        return value.at(UNKNOWN_PLACE)
+    if value.place.where is Where.COND:
+        return value.at(HOST) if any(place.on_host for _, place in value.place.paths) else value.at(UNKNOWN_PLACE)
+    return value.at(HOST)
+
+
+def _host_part(value: Value, not_type: str) -> Value:
+    """A value on the host on some paths and on devices of type `not_type` on the others, where
+    a test says it is not on that type of device: on the host."""
+    if value.place.where is not Where.COND:
+        return value
+    alternatives = [place for _, place in value.place.paths]
+    if alternatives and all(p.on_host or p.on_device and devices.parse(devices.split(p.ident)[0])[0] == not_type
+                            for p in alternatives):
+        return value.at(HOST)
+    return value
+
+
 def narrow(an: Analyzer, test: cst.BaseExpression, frame: Frame, holds: bool) -> None:
     """Refine the names `test` tests, in `frame`, for the branch where it evaluates to `holds`."""
     while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
@@ -180,15 +258,21 @@ def narrow(an: Analyzer, test: cst.BaseExpression, frame: Frame, holds: bool) ->
             narrow(an, test.left, frame, holds)
             narrow(an, test.right, frame, holds)
         return
+    found = _tensor_device_test(test)
+    if found is not None and found[0] in frame.env and frame.env[found[0]].kind in TENSORISH:
+        # `assert not x.is_cuda`: where `x.is_cuda` fails (or `x.is_cpu` holds), x is on the host;
+        # where it holds, x is on its device
+        name, says_gpu, failing = found
+        current = frame.env[name]
+        if says_gpu == holds:
+            frame.env[name] = _device_part(current)
+        elif failing is True:
+            frame.env[name] = _host_side(current)
+        elif failing:
+            frame.env[name] = _host_part(current, failing)
+        return
     if type(test) is cst.Comparison:
         _narrow_device_comparison(an, test, frame, holds)
-        return
-    if type(test) is cst.Attribute and test.attr.value in ("is_cuda", "is_cpu") \
-            and type(test.value) is cst.Name and test.value.value in frame.env:
-        # `assert not x.is_cuda`: where `x.is_cuda` fails (or `x.is_cpu` holds), x is on the host
-        current = frame.env[test.value.value]
-        if (test.attr.value == "is_cuda") != holds and current.kind in TENSORISH:
-            frame.env[test.value.value] = current.at(HOST)
         return
     if type(test) is not cst.Call or not test.args or type(test.args[0].value) is not cst.Name:
         return

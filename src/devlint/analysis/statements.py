@@ -15,7 +15,7 @@ import libcst as cst
 from devlint.analysis import conditions, devices
 from devlint.analysis.events import LoopKind, SiteKind
 from devlint.analysis.flow import fork, join_envs, run_loop
-from devlint.analysis.narrowing import body_literals, else_literals, narrow, test_literal
+from devlint.analysis.narrowing import body_literals, else_literals, narrow, placement_decides, test_literal
 from devlint.analysis.placement import alternatives, on_a_gpu
 from devlint.analysis.library.environment import device_dispatch, record_cpu_test, record_env_write
 from devlint.analysis.shared import Analyzer, Frame
@@ -148,6 +148,8 @@ def exec_if(an: Analyzer, node: cst.If, frame: Frame) -> None:
         an.exec_block(block(node.body), frame)
         return
     known = decided(test)
+    if known is None:  # `if x.is_cuda:` for a tensor on the host here
+        known = placement_decides(an, node.test, frame)
     if known is not None:  # a literal, or a comparison of known constants: the other branch is dead
         _run_branch(an, node, frame, known)
         return

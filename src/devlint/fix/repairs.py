@@ -44,6 +44,14 @@ def move_call(place_device: str) -> str | None:
     return None
 
 
+def _pins_a_gpu_on_some_paths(meet: "Meet", call: str) -> bool:
+    """The meet happens on some paths only (the other side is on the device under a condition:
+    `if args.use_cuda:`, `if use_gpu:`), and the repair would name a GPU outright (`.cuda()`,
+    `.to("cuda:0")`): it would move the value on the paths that run on the CPU too, and break
+    them. A repair that names the program's device variable follows the paths; this one does not."""
+    return meet.likely and (call == ".cuda()" or call.startswith(('.to("', ".to('")))
+
+
 _DEVICE_STRING = re.compile(r"^(cpu|cuda|mps|xpu|meta|hpu|npu|xla|ipu)(:\d+)?$")
 
 
@@ -132,7 +140,7 @@ def move_before_use(program: "Program", meet: "Meet") -> Fix | None:
             edits.source_of(program, stmt), program.position(stmt)[0], name):
         return None  # `x = x.to(d)` would make a global `x` local to the function: UnboundLocalError
     call = device_move(program, meet.device, stmt)
-    if call is None:
+    if call is None or _pins_a_gpu_on_some_paths(meet, call):
         return None
     if isinstance(stmt, cst.SimpleStatementLine) or isinstance(stmt, cst.BaseCompoundStatement):
         return edits.insert_line_before(program, stmt, f"{name} = {name}{call}",
@@ -147,7 +155,7 @@ def move_after_construction(program: "Program", meet: "Meet") -> Fix | None:
             or not edits.same_file(program, origin.node, meet.node):
         return None
     call = device_move(program, meet.device, origin.node)
-    if call is None:
+    if call is None or _pins_a_gpu_on_some_paths(meet, call):
         return None
     line, col, end_line, end_col = program.position(origin.node)
     return Fix(f"move the module to the device where it is built: append `{call}`", False,
@@ -163,7 +171,7 @@ def move_assigned_value(program: "Program", meet: "Meet") -> Fix | None:
     if not isinstance(assign, cst.Assign) or edits.file_of(program, assign) is None:
         return None
     call = device_move(program, meet.device, assign)
-    if call is None:
+    if call is None or _pins_a_gpu_on_some_paths(meet, call):
         return None
     line, col, end_line, end_col = program.position(assign.value)
     return Fix(f"move the new part to the device: append `{call}`", False,

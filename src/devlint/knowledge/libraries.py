@@ -133,6 +133,8 @@ HOST_ONLY_CALLS = frozenset({
 # command-line parsers: the integer defaults of their options are known values, so
 # `DataLoader(..., num_workers=args.workers)` with `default=4` has 4 workers (DEV110)
 ARGUMENT_PARSERS = frozenset({"argparse.ArgumentParser"})
+# an object of the keyword arguments it is built with (a test's `args = SimpleNamespace(device="cpu")`)
+NAMESPACES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
 ARGPARSE_GROUPS = frozenset({"add_argument_group", "add_mutually_exclusive_group"})
 ARGPARSE_PARSERS = frozenset({"parse_args", "parse_known_args"})
 

@@ -134,7 +134,20 @@ NON_MIXING_FUNCTIONS = frozenset({
     "torch.set_float32_matmul_precision", "torch.from_numpy", "torch.get_default_dtype",
     "torch.is_floating_point", "torch.broadcast_shapes", "torch.Size", "torch.Generator",
     "torch.set_default_tensor_type", "torch.finfo", "torch.iinfo", "torch.typename",
+    # expands views to a common shape: each result stays on its input's device
+    "torch.broadcast_tensors",
 })
+
+# arguments of torch functions that are sizes or amounts, read as numbers (a CPU tensor there is
+# turned into Python ints): (position, keyword) of each, which is no operand that must share a
+# device with the tensors
+SIZE_ARGUMENTS = {
+    "torch.nn.functional.pad": ((1, "pad"),),
+    "torch.nn.functional.interpolate": ((1, "size"), (2, "scale_factor")),
+    "torch.nn.functional.upsample": ((1, "size"), (2, "scale_factor")),
+    "torch.nn.functional.adaptive_avg_pool2d": ((1, "output_size"),),
+    "torch.nn.functional.adaptive_max_pool2d": ((1, "output_size"),),
+}
 
 # torch functions whose result is a Python value
 # element-wise functions: their result has the shape of their inputs (a 0-dim input gives a

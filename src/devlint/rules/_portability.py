@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from devlint.analysis import devices
 from devlint.analysis.events import Argument, Event, Move, Site, SiteKind
-from devlint.analysis.vocabulary import known_int
+from devlint.analysis.vocabulary import Fact, known_int
 from devlint.knowledge import matches
 from devlint.knowledge import torch as tk
 
@@ -24,8 +24,11 @@ def current_device(program: "Program") -> str | None:
         if site.callee not in tk.SET_DEVICE:
             continue
         argument = site.argument("device")
-        index = known_int(argument.value if argument is not None else None)
-        if index is None:
+        value = argument.value if argument is not None else None
+        index = known_int(value)
+        if index is None or value is None or value.has(Fact.OPTION_DEFAULT):
+            # `set_device(args.local_rank)`: the launcher gives each process its own rank; the
+            # option's default is not the device the run uses
             return None
         indices.add(index)
     if not indices:

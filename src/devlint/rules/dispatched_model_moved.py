@@ -1,5 +1,6 @@
 """DEV113 dispatched-model-moved: a model placed by `device_map=` or quantisation is moved again."""
 
+import re
 from typing import TYPE_CHECKING, Iterator
 
 from devlint.analysis import devices
@@ -66,13 +67,29 @@ rule = Rule(
 )
 
 
+def _only_where_elsewhere(move: "Move") -> bool:
+    """`if model.device.type != device.type: model = model.to(device)`: the move runs only where
+    the model is not already on the target's device; a model dispatched onto that accelerator
+    is not moved (and one placed elsewhere is the user's stated intent)."""
+    target = move.device_name
+    if not target or "(" in move.subject_text:
+        return False
+    subject = f"{move.subject_text}.device"
+    for text, holds in move.when:
+        compares = subject in text and re.search(rf"(?<![\w.\"']){re.escape(target)}(?![\w\"'])",
+                                                 text.replace(subject, "")) is not None
+        if compares and ("!=" in text and holds or "==" in text and not holds):
+            return True
+    return False
+
+
 @rule.check
 def moving_a_dispatched_model(program: "Program") -> Iterator[Report]:
     for move in program.moves:
         subject = move.subject
         if subject.kind is not Kind.MODULE or not subject.has(Fact.DISPATCHED) or move.method not in ("to", "cuda"):
             continue
-        if subject.has(Fact.PARTLY_DISPATCHED) or _onto_its_own_device(program, move):
+        if subject.has(Fact.PARTLY_DISPATCHED) or _onto_its_own_device(program, move) or _only_where_elsewhere(move):
             continue  # dispatched on another path than this move's; or a move where it already is
         # the receiver as written when it is a name (`model`, `self.lm`); the model loaded in
         # the same expression (`from_pretrained(...).to(device)`) is "the model"

@@ -17,6 +17,7 @@ from devlint.rules.base import Report, Rule
 
 if TYPE_CHECKING:  # pragma: no cover
     from devlint.analysis.program import Program
+    from devlint.analysis.values import Placement
 
 rule = Rule(
     code="DEV111",
@@ -83,6 +84,13 @@ def _reason(a: str, b: str, current: str | None) -> str:
     return f"the current CUDA device is `{cur}`, not `{other}`"
 
 
+def _one_device_value(first: "Placement", second: "Placement") -> bool:
+    """Both sides were moved to the device one expression made (`opt.device`, set at one line):
+    at run time that is one device, however the paths that reach the two moves were joined
+    (one side through a helper that saw the fallback, the other not)."""
+    return first.node is not None and first.node is second.node and first.device == second.device
+
+
 @rule.check
 def inconsistent_devices(program: "Program") -> Iterator[Report]:
     current = current_device(program)
@@ -101,6 +109,8 @@ def inconsistent_devices(program: "Program") -> Iterator[Report]:
         a = devices.effective(meet.first.place, availability)
         b = devices.effective(meet.second.place, availability)
         if not devices.may_disagree(a, b, current):
+            continue
+        if _one_device_value(meet.first.place, meet.second.place):
             continue
         sides = [(meet.first, a), (meet.second, b)]
         positioned = []

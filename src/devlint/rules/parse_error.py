@@ -21,6 +21,8 @@ rule = Rule(
         reporting it keeps a CI job from passing by accident. Every other file is still checked.
         What is a syntax error is decided by the interpreter that runs devlint (its `compile()`,
         never executed), at its line and column, and no suppression comment silences DEV000.
+        In a notebook, where IPython runs each cell on its own, a cell that does not parse is
+        reported and the other cells are checked.
     """,
     limits=f"""
         Besides syntax errors and undecodable bytes, a file is reported, and not analysed, when

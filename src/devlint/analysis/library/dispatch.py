@@ -62,6 +62,7 @@ ROWS: tuple[tuple[Matcher, Handler], ...] = (
     (_table(tk.CHECKPOINT_SAVERS), tensors.checkpoint_save),
     (_table(tk.CHECKPOINT_DIRECTORY_WRITERS), tensors.checkpoint_directory),
     (_table(lib.ARGUMENT_PARSERS), environment.argument_parser),
+    (_table(lib.NAMESPACES), environment.namespace),
     (_table(lib.ACCELERATORS), frameworks.accelerator),
     (_table(lib.MANAGING_TRAINERS), frameworks.managing_trainer),
     (_table(tk.LOADERS), data.loader),

@@ -4,13 +4,16 @@ configuration that lets the program run on a machine without a GPU."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import libcst as cst
 
+from devlint.analysis import devices
 from devlint.analysis.events import SiteKind
 from devlint.analysis.library.common import call_arguments
 from devlint.analysis.shared import Analyzer, Args, Frame, Kwargs
 from devlint.analysis.syntax import code_of, option_dest, string_value, walk
-from devlint.analysis.values import NO_TENSORS, NONE_VALUE, STR, UNKNOWN, Kind, Value, new_identity
+from devlint.analysis.values import NO_TENSORS, NONE_VALUE, STR, UNKNOWN, UNKNOWN_PLACE, Kind, Value, new_identity
 from devlint.analysis.vocabulary import Fact, holds_int
 from devlint.knowledge import conventions
 from devlint.knowledge import libraries as lib
@@ -71,7 +74,7 @@ def argparser_method(an: Analyzer, parser: Value, name: str, node: cst.Call, kwa
         if dest is not None:
             default = kwargs.get("default")
             known = default.with_facts(Fact.OPTION_DEFAULT) if default is not None \
-                and default.kind is Kind.SCALAR and holds_int(default) else UNKNOWN
+                and default.kind is Kind.SCALAR and holds_int(default) else _device_default(default, dest)
             an.rebind(frame, parser.identity, parser.set_field(dest, known))
             if conventions.DEVICE_OPTION.search(dest) and _offers_cpu(node):
                 an.emit_site(node, frame, SiteKind.CPU_OPTION, "", UNKNOWN, text=code_of(node)[:80])
@@ -89,6 +92,34 @@ def argparser_method(an: Analyzer, parser: Value, name: str, node: cst.Call, kwa
                        facts=frozenset({Fact.PARSED_ARGS}))
         return parsed if name == "parse_args" else Value(Kind.TUPLE, NO_TENSORS, fields=((0, parsed), (1, UNKNOWN)))
     return UNKNOWN
+
+
+def _device_default(default: Value | None, dest: str) -> Value:
+    """A device option's string default (`default="cuda"`): a move to the option is a move to
+    that accelerator on the path where the user keeps the default. A default of "cpu" says
+    nothing of the paths where the user names another device, so it is a device string whose
+    placement is not known (a move to it is no evidence of either side). The text itself is not
+    kept: the command line may change it, so it must not decide `if args.device == "cpu":`; and
+    its identity is the accelerator or the CPU, as the user chooses (not a GPU-only device)."""
+    if default is None or not default.has(Fact.DEVICE_STR) or default.kind is not Kind.STR:
+        return UNKNOWN
+    place = UNKNOWN_PLACE
+    if default.place.on_device:
+        place = replace(default.place, ident=devices.with_fallback(default.place.ident, f"--{dest}"))
+    return Value(Kind.STR, place, facts=frozenset({Fact.DEVICE_STR, Fact.OPTION_DEFAULT}))
+
+
+def namespace(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
+    """`SimpleNamespace(device="cpu", lr=0.1)`: an object holding its keyword arguments, as
+    `parse_args()` gives (what a unit test builds in place of the command line)."""
+    fields: list[tuple[object, Value]] = []
+    for key, value in kwargs.items():
+        if not key.startswith("*"):
+            fields.append((key, value))
+        elif value.kind is Kind.DICT:  # `SimpleNamespace(**DEFAULTS)`: the keys of a dict it can read
+            fields.extend((k, v) for k, v in value.fields if isinstance(k, str))
+    return Value(Kind.OBJECT, NO_TENSORS, identity=new_identity(), fields=tuple(fields),
+                 facts=frozenset({Fact.PARSED_ARGS}))
 
 
 def _offers_cpu(node: cst.Call) -> bool:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devlint.analysis import devices
+
 from devlint.analysis.events import SiteKind
 from devlint.analysis.library.environment import argparser_method
 from devlint.analysis.library.frameworks import hand_to_framework, managed, tokenizer_output
@@ -28,7 +30,7 @@ from devlint.analysis.values import (
     Value,
     array,
 )
-from devlint.analysis.vocabulary import Fact
+from devlint.analysis.vocabulary import Fact, bool_fact_of, known_str
 from devlint.knowledge import libraries as lib
 from devlint.knowledge import torch as tk
 
@@ -85,9 +87,43 @@ def tensor_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, args
     return receiver.with_facts(remove=(Fact.ZERO_DIM,)) if name in tk.SHAPE_METHODS else receiver
 
 
+_STR_TESTS = frozenset({"startswith", "endswith"})
+
+
+def _str_test(receiver: Value, name: str, args: Args) -> Value:
+    """`device.startswith("cuda")` of a known string: known; of a device string that is "cuda"
+    when a GPU is available and "cpu" otherwise: the availability itself. A flag computed from
+    the device string the inputs are moved to (`use_gpu=device.startswith("cuda")`) then
+    decides the callee's `if use_gpu:` as the device does (if the string is edited, both change
+    together)."""
+    text = known_str(receiver)
+    probe = args[0] if args else None
+    if text is None and probe is not None and name == "startswith" \
+            and (receiver.kind is Kind.DEVICE or receiver.has(Fact.DEVICE_STR)):
+        # `"cuda" if torch.cuda.is_available() else "cpu"`: starting with "cuda" is that test
+        gpu, falls_back = devices.split(receiver.place.ident)
+        named = known_str(probe)
+        if falls_back and devices.falls_back_when_no_gpu(receiver.place.ident) and named \
+                and devices.is_cuda(gpu) and named in ("cuda", "cuda:"):
+            return SCALAR.with_facts(Fact.CUDA_AVAILABLE)
+    if text is None or probe is None:
+        return SCALAR
+    if probe.kind is Kind.TUPLE:
+        options = [known_str(part) for _, part in probe.fields]
+    else:
+        options = [known_str(probe)]
+    known = [option for option in options if option is not None]
+    if not known or len(known) != len(options):
+        return SCALAR
+    test = text.startswith if name == "startswith" else text.endswith
+    return SCALAR.with_facts(bool_fact_of(any(test(option) for option in known)))
+
+
 def library_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, args: Args, kwargs: Kwargs,
                    frame: Frame) -> Value:
     kind = receiver.kind
+    if kind in (Kind.STR, Kind.DEVICE) and name in _STR_TESTS:
+        return _str_test(receiver, name, args)
     if kind in _MAPPINGS:
         return _mapping_method(an, receiver, name, node)
     if kind is Kind.TOKENIZER:

@@ -168,6 +168,11 @@ def torch_function(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwar
     if args and node.args and node.args[0].keyword is None and not node.args[0].star \
             and matches(qualname, lib.DEVICE_FOLLOWING_FUNCTIONS):
         args = [proven_argument(args[0], node.args[0].value, frame)] + list(args[1:])
+    sizes = tk.SIZE_ARGUMENTS.get(qualname, ())
+    if sizes:  # `F.pad(x, (left, right))`: amounts read as numbers, not operands
+        skipped = {position for position, _ in sizes}
+        args = [value for position, value in enumerate(args) if position not in skipped]
+        kwargs = {key: value for key, value in kwargs.items() if key not in {name for _, name in sizes}}
     operands: list[Value] = []
     for value in list(args) + [v for k, v in kwargs.items() if not k.startswith("*") and k != "out"]:
         if value.kind in (Kind.LIST, Kind.TUPLE):
