@@ -150,7 +150,7 @@ def check_text(
         nested = _nesting_error(text, path)
         if nested is not None:
             return [nested]
-    if not needs_analysis(text, move_helpers | device_helpers) \
+    if not needs_analysis(text, move_helpers | device_helpers, library_mode) \
             and (enabled is not None and "DEV000" not in enabled or compiles(text, path)):
         # no device signal: nothing can be reported (devlint.prefilter says why), and CPython
         # parses it; when CPython cannot, libcst below decides, so DEV000 is always libcst's

@@ -31,7 +31,7 @@ from devlint.analysis.recorder import Recorder
 from devlint.analysis.shared import ClassInfo, Frame, Scope
 from devlint.analysis.syntax import count_lines
 from devlint.analysis.values import NONE_VALUE, UNKNOWN, Value
-from devlint.knowledge.signals import PLACES_DEVICES
+from devlint.knowledge.signals import DEFINES_LAYER, PLACES_DEVICES
 
 if TYPE_CHECKING:  # pragma: no cover
     from devlint.project import ModuleUnit, ProjectIndex
@@ -55,9 +55,12 @@ class Analysis:
                  reached: "dict[str, ModuleUnit] | None" = None, library_mode: bool = True) -> None:
         self.project = project
         self.main_scope = Scope(imports, {}, module, display, facts_of(module, source))
-        # other project files are read only for a file that puts something on a device itself:
-        # without that, no finding in it can need their code (and library internals stay cheap)
-        self.places_devices = source is None or PLACES_DEVICES.search(source) is not None
+        # other project files are read only for a file that puts something on a device itself,
+        # or defines a layer that library mode runs on its caller's device (the layers it is
+        # built from live there): without either, no finding in it can need their code (and
+        # library internals stay cheap)
+        self.places_devices = source is None or PLACES_DEVICES.search(source) is not None \
+            or (library_mode and DEFINES_LAYER.search(source) is not None)
         self.move_helpers = move_helpers
         self.device_helpers = device_helpers
         self.library = LibraryTable(move_helpers, device_helpers)
