@@ -79,6 +79,8 @@ def host_factories_meet_device(program):
             continue  # DEV107 reports the thrown-away move that leaves it there
         name = value_name(meet.host, "the tensor")
         hint = _device_hint(meet)
+        if origin.description.endswith("Tensor(...)`"):  # a legacy typed constructor takes no device=
+            hint = f"build it with `torch.tensor(...)` / `torch.empty(...)` and {hint.replace('add ', '', 1)}"
         yield Report(
             node=origin.node,
             message=(
