@@ -1,7 +1,7 @@
 """DEV114 optimizer-before-move: an optimizer with eager state is built before the model moves."""
 
 from devlint.analysis.events import Move, Site, SiteKind
-from devlint.analysis.values import Kind, Value
+from devlint.analysis.values import Kind, Value, identities_of
 from devlint.analysis.vocabulary import Fact
 from devlint.findings import Severity
 from devlint.knowledge import matches
@@ -54,7 +54,10 @@ def optimizer_state_before_move(program):
             continue
         owners: set[int] = set()
         for arg in made.args:
-            if not arg.value.place.on_device:
+            # parameters on the host on every path: on the host on some paths only (moved
+            # under a test before), the later move may be the one of a path that moved them
+            # already (and unknown ones may have been moved by a helper)
+            if arg.value.place.on_host:
                 owners |= _param_objects(arg.value)
         if not owners:
             continue
@@ -62,10 +65,10 @@ def optimizer_state_before_move(program):
         loaded = False
         for later in events[index + 1:]:
             if isinstance(later, Site) and later.kind is SiteKind.OPTIMIZER_LOAD \
-                    and later.value.identity == made.value.identity:
+                    and made.value.identity in identities_of(later.value.identity):
                 loaded = True
                 continue
-            if isinstance(later, Move) and later.subject.identity in owners and later.target.on_device \
+            if isinstance(later, Move) and owners & identities_of(later.subject.identity) and later.target.on_device \
                     and later.subject.kind is Kind.MODULE:
                 if eager or loaded:
                     short = made.callee.rsplit(".", 1)[-1]
