@@ -84,7 +84,7 @@ def factory(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwa
         # forward it is a factory that forgot `device=` (DEV105), like torch.zeros anywhere
         category = ORIGIN_FACTORY
         if qualname in tk.DATA_FACTORIES and (frame.ctx.role != "forward" or qualname in tk.HOST_ONLY_FACTORIES) \
-                and not _made_by_the_code(qualname, node, frame):
+                and not _made_by_the_code(an, qualname, node, frame):
             category = ORIGIN_DATA
         value = Value(Kind.TENSOR, HOST, Origin(category, node, f"`{code_of(node.func)}(...)`"))
     else:
@@ -100,20 +100,22 @@ def factory(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwa
 _DISPLAYS = (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)
 
 
-def _made_by_the_code(qualname: str, node: cst.Call, frame: Frame) -> bool:
+def _made_by_the_code(an: Analyzer, qualname: str, node: cst.Call, frame: Frame) -> bool:
     """Does a data constructor build its tensor from values the code itself writes, where a
     factory that forgot `device=` is the bug (DEV105 at the constructor, not DEV101 at the use)?
 
     Sizes given to a legacy typed constructor (`torch.FloatTensor(mu.shape)`) always are. A list
     display or comprehension is in forward itself; in a function forward calls only when its
-    elements are computed there (`[table[int(v)] for v in labels]`), not stored data wrapped in a
+    elements are computed there (`[table[int(v)] for v in labels]`; so is a method that library
+    mode runs on its caller's device), not stored data wrapped in a
     list (`[self.state]`, which came in from outside: DEV101); in a loop elsewhere only when its
     elements are number literals (`[[0.0] if d else [1.0] for d in done]`)."""
     if qualname in tk.ZERO_COPY_FACTORIES or qualname not in tk.HOST_TENSOR_TYPES | {"torch.tensor"}:
         return False
     ctx = frame.ctx
     in_forward = ctx.role == "forward"
-    called_by_forward = not in_forward and any(c.endswith(".forward") for c in ctx.callers)
+    called_by_forward = not in_forward and (any(c.endswith(".forward") for c in ctx.callers)
+                                            or ctx.role == "method" and an.library_mode and an.in_entry_code)
     if not (in_forward or called_by_forward or ctx.in_loop):
         return False
     positional = [a.value for a in node.args if a.keyword is None and not a.star]
