@@ -23,6 +23,9 @@ rule = Rule(
         `forward` or a training loop and combined with the device inputs (an LSTM's initial
         hidden state, a mask, a one-hot target), they crash with `Expected all tensors to be
         on the same device`. Use `device=x.device`, a `*_like(x)` factory or `x.new_zeros(...)`.
+        The legacy typed constructors (`torch.FloatTensor(mu.shape)`, `torch.LongTensor([sos])`)
+        are factories too when the code builds them from sizes or its own values; they accept no
+        `device=` for a GPU, so build such tensors with `torch.empty` / `torch.tensor` instead.
     """,
     bad="""
         class Tagger(nn.Module):
