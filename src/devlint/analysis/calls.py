@@ -334,8 +334,12 @@ def _bind_parameters(an: Analyzer, params: cst.Parameters, args: Args, kwargs: K
             env[pname] = value.named(pname) if not (is_method and not env) else value
         elif pname in kwargs:
             env[pname] = kwargs[pname].named(pname)
-        elif param.default is not None:
+        elif param.default is not None and not (library == "forward" and pname == first_input
+                                                and _optional_tensor(param)):
             env[pname] = _default(an, param.default, frame, entry)
+        elif param.default is not None:
+            # `def forward(self, inputs=None)`: the caller's tensor when given, None otherwise
+            env[pname] = _library_input(pname, True).with_facts(Fact.OPTIONAL)
         else:
             # a forward's first input is its tensor, unless annotated otherwise (`window_size: tuple`)
             env[pname] = _library_input(pname, library == "forward" and pname == first_input
@@ -361,6 +365,13 @@ def _bind_parameters(an: Analyzer, params: cst.Parameters, args: Args, kwargs: K
     if params.star_kwarg is not None:
         env[params.star_kwarg.name.value] = Value(Kind.DICT, NO_TENSORS)
     return env
+
+
+def _optional_tensor(param: cst.Param) -> bool:
+    """A forward input that defaults to None and says nothing else of its kind."""
+    default = param.default
+    return type(default) is cst.Name and default.value == "None" and param.annotation is None \
+        and not conventions.NUMBER_PARAMETER.search(param.name.value)
 
 
 def _library_input(name: str, tensor: bool) -> Value:
