@@ -51,7 +51,7 @@ def no_libcst_parse(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_a_file_without_signals_is_not_parsed(no_libcst_parse: list[str]) -> None:
     assert not needs_analysis(PLAIN)
     assert check_text(PLAIN, "helpers.py") == []
-    assert no_libcst_parse == []
+    assert "helpers.py" not in no_libcst_parse
 
 
 def test_a_file_with_signals_is_parsed(no_libcst_parse: list[str]) -> None:
@@ -118,23 +118,28 @@ def test_cli_reports_dev000_for_a_skipped_file(project, invoke) -> None:  # type
     assert out.exit_code == 1
 
 
+HEAD = '''\
+    import torch
+    import torch.nn as nn
+
+
+    class Head(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.fc = nn.Linear(dim, dim)
+            self.scale = torch.ones(dim)
+
+        def forward(self, x):
+            return self.fc(x) * self.scale
+    '''
+
+
 def test_a_file_without_signals_imported_by_a_buggy_script_keeps_its_finding(project, invoke) -> None:  # type: ignore[no-untyped-def]
-    # models.py alone has nothing a device could touch: its own check is skipped. train.py moves
-    # the model, so its check reaches models.py and reports the plain tensor attribute there.
-    models = project.write("models.py", '''\
-        import torch
-        import torch.nn as nn
-
-
-        class Head(nn.Module):
-            def __init__(self, dim):
-                super().__init__()
-                self.fc = nn.Linear(dim, dim)
-                self.scale = torch.ones(dim)
-
-            def forward(self, x):
-                return self.fc(x) * self.scale
-        ''')
+    # with library mode off, models.py alone has nothing a device could touch: its own check is
+    # skipped. train.py moves the model, so its check reaches models.py and reports the plain
+    # tensor attribute there.
+    project.write("pyproject.toml", "[tool.devlint]\nlibrary-mode = false\n")
+    models = project.write("models.py", HEAD)
     project.write("train.py", '''\
         import torch
 
@@ -145,13 +150,26 @@ def test_a_file_without_signals_imported_by_a_buggy_script_keeps_its_finding(pro
         x = torch.randn(4, 8, device=device)
         print(model(x))
         ''')
-    assert not needs_analysis(models.read_text())
+    assert not needs_analysis(models.read_text(), library_mode=False)
     out = invoke("check", "--format", "json", "--no-cache", "--select", "ALL")
     found = {(f["path"], f["line"], f["code"]) for f in json.loads(out.stdout)["findings"]}
     assert ("models.py", 9, "DEV104") in found
     # checked on its own, models.py reports nothing (and is not parsed)
     alone = invoke("check", "models.py", "--format", "json", "--no-cache", "--select", "ALL")
     assert json.loads(alone.stdout)["findings"] == []
+
+
+def test_a_layer_without_device_words_is_checked_alone(project, invoke, no_libcst_parse: list[str]) -> None:  # type: ignore[no-untyped-def]
+    # library mode runs a layer's forward on its caller's device: the plain tensor attribute
+    # crashes whoever moves the layer, so the file is analysed though no device word is in it
+    models = project.write("models.py", HEAD)
+    assert needs_analysis(models.read_text())
+    alone = invoke("check", "models.py", "--format", "json", "--no-cache", "--select", "ALL")
+    found = [(f["path"], f["line"], f["code"]) for f in json.loads(alone.stdout)["findings"]]
+    assert found == [("models.py", 9, "DEV104")]
+    # a file that defines no layer and has no signal is still skipped
+    assert check_text(PLAIN, "helpers.py") == []
+    assert "helpers.py" not in no_libcst_parse
 
 
 def test_configured_helpers_are_signals() -> None:

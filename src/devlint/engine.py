@@ -122,7 +122,7 @@ def check_text(
     beyond = _limit_error(text, path)
     if beyond is not None:
         return [beyond] if dev000 else []
-    if not needs_analysis(text, move_helpers | device_helpers):
+    if not needs_analysis(text, move_helpers | device_helpers, library_mode):
         return []  # no device signal: nothing can be reported (devlint.prefilter says why)
     real_file = bool(path) and not path.startswith("<")
     # a file another checked file imported was parsed then (by the project index): reuse it

@@ -9,7 +9,10 @@ every fixture with an expected finding proves that it does not skip what matters
 
 Why skipping is safe
 --------------------
-Every rule reads events of the analysis, and every event a rule can report on needs something
+Library mode is the one exception: a layer (a text with `def forward(`) runs on its caller's
+device, so a plain tensor attribute or a module kept in a plain list inside it crashes with no
+device word in the file (`knowledge.signals.DEFINES_LAYER`). Such a text is always analysed
+while library mode is on. For every other text, every event a rule can report on needs something
 on a device or a CUDA-specific call *in the checked text itself*:
 
 * a Meet / DeviceMeet / HostUse needs a value placed on a device: a move (`.to(`, `.cuda(`,
@@ -24,9 +27,9 @@ on a device or a CUDA-specific call *in the checked text itself*:
 
 Values from other project files cannot bring a device in either: the interpreter reads other
 files only for a text that matches its own `places_devices` pattern (`knowledge.signals.PLACES_DEVICES`, which
-the signals below include; tests/test_prefilter.py checks that they keep doing so), except for
-`from x import *`, which is a signal here. So the standalone check of a file without signals
-reports nothing but a parse error.
+the signals below include; tests/test_prefilter.py checks that they keep doing so, and a layer,
+which is analysed anyway), except for `from x import *`, which is a signal here. So the
+standalone check of a file without signals and without a layer reports nothing but a parse error.
 
 A file without signals that is *imported* by a file with signals (a `models.py` with no device
 code, used by `train.py`) is still analysed, as part of its importer: what goes wrong in
@@ -44,7 +47,7 @@ import ast
 import warnings
 from typing import Iterable
 
-from devlint.knowledge.signals import SIGNALS
+from devlint.knowledge.signals import DEFINES_LAYER, SIGNALS
 
 __all__ = ["SIGNALS", "has_device_signal", "needs_analysis", "compiles"]
 
@@ -77,6 +80,8 @@ def compiles(text: str, path: str = "<unknown>") -> bool:
     return True
 
 
-def needs_analysis(text: str, helpers: Iterable[str] = ()) -> bool:
-    """False when the file cannot produce a finding other than DEV000 (see the module docstring)."""
-    return has_device_signal(text, helpers)
+def needs_analysis(text: str, helpers: Iterable[str] = (), library_mode: bool = True) -> bool:
+    """False when the file cannot produce a finding other than DEV000 (see the module docstring).
+
+    With `library_mode` (the setting of that name), a layer is analysed whatever its words."""
+    return has_device_signal(text, helpers) or (library_mode and DEFINES_LAYER.search(text) is not None)

@@ -8,6 +8,7 @@ the receiver's kind.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import cast
 
@@ -15,7 +16,7 @@ import libcst as cst
 
 from devlint.analysis import conditions, devices
 from devlint.analysis.conditions import Condition
-from devlint.analysis.events import Context, Site, SiteKind
+from devlint.analysis.events import Context, Meet, Site, SiteKind
 from devlint.analysis.identity import fresh_objects, shape
 from devlint.analysis.names import canonical
 from devlint.analysis.placement import MAX_ALTERNATIVES, alternatives, conditional, is_deviceish, join
@@ -23,8 +24,10 @@ from devlint.analysis.shared import Analyzer, Args, ClassInfo, Frame, Kwargs
 from devlint.analysis.syntax import block, code_of, dotted
 from devlint.analysis.values import (
     CALLER,
+    CONTAINERS,
     NO_TENSORS,
     NONE_VALUE,
+    TENSORISH,
     UNKNOWN,
     UNKNOWN_PLACE,
     Kind,
@@ -104,7 +107,10 @@ def call_value(an: Analyzer, callee: Value, node: cst.Call, args: Args, kwargs: 
     if callee.kind is Kind.FUNCTION and callee.node is not None:
         bound, bound_kw = bound_arguments(callee)
         function = cast("cst.FunctionDef | cst.Lambda", callee.node)  # what a FUNCTION value holds
-        return an.call_function(function, bound + args, {**bound_kw, **kwargs}, node, frame)
+        start = an.event_count()
+        result = an.call_function(function, bound + args, {**bound_kw, **kwargs}, node, frame)
+        _helper_meets_at_call(an, start, node, args, kwargs, frame)
+        return result
     if callee.kind is Kind.CLASS and callee.node is not None and id(callee.node) in an.classes:
         return an.instantiate(an.classes[id(callee.node)], args, kwargs, node, frame)
     if callee.kind is Kind.MODULE:
@@ -120,6 +126,40 @@ def call_value(an: Analyzer, callee: Value, node: cst.Call, args: Args, kwargs: 
             return an.call_function(info.methods["__call__"], [callee] + args, kwargs, node, frame,
                                     class_info=info, is_method=True)
     return UNKNOWN
+
+
+_HANDED = TENSORISH | {Kind.MODULE}
+# a test file (`tests/...`, `test_*.py`, `*_test.py`, `conftest.py`)
+_TEST_CODE = re.compile(r"(^|[\\/])(tests?[\\/]|test_[^\\/]*\.py$|[^\\/]*_test\.py$|conftest\.py$)")
+
+
+def _helper_meets_at_call(an: Analyzer, start: int, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> None:
+    """A meet inside a helper of another project file whose host side is a value the call hands
+    to it (`run(model, encode(text))`) is the caller's bug: it is reported at the call, in the
+    caller's file, as `rules.md` accepts. What the helper makes on the host itself stays there."""
+    # the tensors, batches and modules handed over, and those inside a tuple, list or dict:
+    # a batch the helper draws from a loader it is given is the helper's to move
+    handed = list(args) + list(kwargs.values())
+    parts = [v for v in handed if v.kind in _HANDED and v.place.known]
+    parts += [f for v in handed if v.kind in CONTAINERS for _, f in v.fields if f.kind in _HANDED]
+    # an origin by where and why the value was made (a parameter's name renames it); the
+    # caller's own origin names the value as the caller does (no name: an expression)
+    spelt = {a.value.value for a in node.args if type(a.value) is cst.Name}  # names a fix may use here
+    origins = {(id(v.origin.node), v.origin.category): v.origin if v.origin.name in spelt else replace(v.origin, name="")
+               for v in parts if v.origin is not None and v.origin.node is not None}
+    if not origins:
+        return
+    here = frame.ctx.path
+    if _TEST_CODE.search(an.main_scope.display or an.own_file):
+        return  # code in tests lends no calling context (rules.md): a test's call is no program's bug
+
+    def key(meet: Meet) -> tuple:
+        return (id(meet.host.origin.node), meet.host.origin.category) if meet.host.origin is not None else ()
+
+    operation = f"the call of `{code_of(node.func)}`"
+    an.reattribute_meets(start, lambda meet: meet.ctx.path != here and key(meet) in origins,
+                         lambda meet: replace(meet, node=node, ctx=an.ctx(frame), operation=operation,
+                                              host=meet.host.evolve(origin=origins[key(meet)])))
 
 
 def _call_one_of(an: Analyzer, callee: Value, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
@@ -302,8 +342,12 @@ def _bind_parameters(an: Analyzer, params: cst.Parameters, args: Args, kwargs: K
             env[pname] = value.named(pname) if not (is_method and not env) else value
         elif pname in kwargs:
             env[pname] = kwargs[pname].named(pname)
-        elif param.default is not None:
+        elif param.default is not None and not (library == "forward" and pname == first_input
+                                                and _optional_tensor(param)):
             env[pname] = _default(an, param.default, frame, entry)
+        elif param.default is not None:
+            # `def forward(self, inputs=None)`: the caller's tensor when given, None otherwise
+            env[pname] = _library_input(pname, True).with_facts(Fact.OPTIONAL)
         else:
             # a forward's first input is its tensor, unless annotated otherwise (`window_size: tuple`)
             env[pname] = _library_input(pname, library == "forward" and pname == first_input
@@ -329,6 +373,13 @@ def _bind_parameters(an: Analyzer, params: cst.Parameters, args: Args, kwargs: K
     if params.star_kwarg is not None:
         env[params.star_kwarg.name.value] = Value(Kind.DICT, NO_TENSORS)
     return env
+
+
+def _optional_tensor(param: cst.Param) -> bool:
+    """A forward input that defaults to None and says nothing else of its kind."""
+    default = param.default
+    return type(default) is cst.Name and default.value == "None" and param.annotation is None \
+        and not conventions.NUMBER_PARAMETER.search(param.name.value)
 
 
 def _library_input(name: str, tensor: bool) -> Value:

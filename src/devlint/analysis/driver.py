@@ -32,7 +32,7 @@ from devlint.analysis.recorder import Recorder
 from devlint.analysis.shared import ClassInfo, Frame, ProjectFile, ProjectFiles, Scope
 from devlint.analysis.syntax import count_lines
 from devlint.analysis.values import NO_TENSORS, NONE_VALUE, UNKNOWN, Kind, Value
-from devlint.knowledge.signals import PLACES_DEVICES
+from devlint.knowledge.signals import DEFINES_LAYER, PLACES_DEVICES
 
 # Statements one file's analysis may interpret, calls into functions included. Past it, calls
 # return unknown values (silence) and the rest of the file is still walked once.
@@ -53,9 +53,12 @@ class Analysis:
                  reached: "dict[str, ProjectFile] | None" = None, library_mode: bool = True) -> None:
         self.project = project
         self.main_scope = Scope(imports, {}, module, display, facts_of(module, source))
-        # other project files are read only for a file that puts something on a device itself:
-        # without that, no finding in it can need their code (and library internals stay cheap)
-        self.places_devices = source is None or PLACES_DEVICES.search(source) is not None
+        # other project files are read only for a file that puts something on a device itself,
+        # or defines a layer that library mode runs on its caller's device (the layers it is
+        # built from live there): without either, no finding in it can need their code (and
+        # library internals stay cheap)
+        self.places_devices = source is None or PLACES_DEVICES.search(source) is not None \
+            or (library_mode and DEFINES_LAYER.search(source) is not None)
         self.move_helpers = move_helpers
         self.device_helpers = device_helpers
         self.library = LibraryTable(move_helpers, device_helpers)

@@ -21,7 +21,7 @@ from devlint.analysis.library.environment import record_cpu_test
 from devlint.analysis.members import proven_tensor
 from devlint.analysis.placement import container_place, device_string_place, is_deviceish, join, union
 from devlint.analysis.shared import Analyzer, Frame
-from devlint.analysis.syntax import code_of, constant_key, fstring_prefix, string_value
+from devlint.analysis.syntax import code_of, constant_key, follows_a_tensor, fstring_prefix, string_value
 from devlint.analysis.values import (
     HOST,
     NO_TENSORS,
@@ -409,7 +409,8 @@ def eval_ifexp(an: Analyzer, node: cst.IfExp, frame: Frame) -> Value:
                 if not (is_deviceish(body) and body.place.on_device):
                     test = f"not ({test})"
                 device = replace(device, ident=devices.with_fallback(device.ident, test))
-                an.emit_site(node, frame, SiteKind.CPU_FALLBACK, "", Value(Kind.DEVICE, device), text=code_of(node))
+                if not follows_a_tensor(node.test):
+                    an.emit_site(node, frame, SiteKind.CPU_FALLBACK, "", Value(Kind.DEVICE, device), text=code_of(node))
             elif len({p.ident for p in places}) > 1:
                 device = replace(device, ident="")  # one of two devices: which one is not known
             return Value(Kind.DEVICE, device, facts=frozenset({Fact.CPU_FALLBACK} if fallback else ()))

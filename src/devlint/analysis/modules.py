@@ -65,8 +65,11 @@ def registered_form(an: Analyzer, owner: Value, attr: str, value: Value, frame: 
     existing = owner.get_field(attr)
     if value.kind is Kind.MODULE or value.has(Fact.PARAM):
         value = value.with_facts(Fact.REGISTERED)
-        if owner.place.on_device and value.place.on_host:
-            # in `__init__` only after the instance moved itself (`self.to(cfg.device)`)
+        if (owner.place.on_device or owner.place.where is Where.COND and owner.place.node is not None) \
+                and value.place.on_host:
+            # in `__init__` only after the instance moved itself (`self.to(cfg.device)`); an
+            # owner moved on some paths only (to "cpu" in a test mode) names the paths where
+            # the new part is left behind: a meet must still prove them (rules/changed_after_move)
             value = value.evolve(origin=Origin(ORIGIN_AFTER_MOVE, stmt,
                                                f"`{code_of(stmt)}` after the model was moved", attr,
                                                cause=owner.place.node))

@@ -30,6 +30,7 @@ from devlint.analysis.syntax import code_of, dotted, string_value
 from devlint.analysis.values import (
     CONTAINERS,
     HOST,
+    NONE_VALUE,
     NOT_TENSORS,
     TENSORISH,
     UNKNOWN,
@@ -272,6 +273,7 @@ def narrow(an: Analyzer, test: cst.BaseExpression, frame: Frame, holds: bool) ->
             frame.env[name] = _host_part(current, failing)
         return
     if type(test) is cst.Comparison:
+        _narrow_optional(test, frame, holds)
         _narrow_device_comparison(an, test, frame, holds)
         return
     if type(test) is not cst.Call or not test.args or type(test.args[0].value) is not cst.Name:
@@ -289,6 +291,25 @@ def narrow(an: Analyzer, test: cst.BaseExpression, frame: Frame, holds: bool) ->
             frame.env[name] = UNKNOWN
     elif tested == "sequence" and not holds and value.kind in CONTAINERS:
         frame.env[name] = UNKNOWN
+
+
+def _narrow_optional(test: cst.Comparison, frame: Frame, holds: bool) -> None:
+    """`inputs is None` for a library input that defaults to None: None where the caller gave
+    none, the caller's tensor where it did."""
+    if len(test.comparisons) != 1 or type(test.left) is not cst.Name:
+        return
+    target = test.comparisons[0]
+    if type(target.comparator) is not cst.Name or target.comparator.value != "None" \
+            or type(target.operator) not in (cst.Is, cst.IsNot):
+        return
+    name = test.left.value
+    value = frame.env.get(name)
+    if value is None or not value.has(Fact.OPTIONAL):
+        return
+    if (type(target.operator) is cst.Is) == holds:
+        frame.env[name] = NONE_VALUE
+    else:
+        frame.env[name] = value.evolve(facts=value.facts - {Fact.OPTIONAL})
 
 
 def _tested_types(an: Analyzer, test: cst.Call, frame: Frame) -> str:

@@ -25,6 +25,7 @@ from devlint.analysis.values import (
     Value,
     Where,
     device_at,
+    joint_identity,
 )
 from devlint.analysis.vocabulary import Fact
 
@@ -170,7 +171,7 @@ def join(a: "Value | None", b: "Value | None", cond: Literal | Split | None = No
         origin=origin,
         fields=fields,
         elem=elem,
-        identity=a.identity if a.identity == b.identity else _wrapper_identity(a, b),
+        identity=a.identity if a.identity == b.identity else _wrapper_identity(a, b) or _joint(a, b),
         qualname=a.qualname if a.qualname == b.qualname else "",
         facts=_joined_facts(a, b),
         node=a.node if a.node is b.node else None,
@@ -204,6 +205,15 @@ def _wrapper_identity(a: Value, b: Value) -> int:
     return 0
 
 
+def _joint(a: Value, b: Value) -> int:
+    """Two modules or two optimizers built on two paths (`if resume: ... else: ...`): the name
+    holds one of them, and a later move or state load changes the one it holds."""
+    if a.kind in _JOINT_KINDS and a.kind is b.kind:
+        return joint_identity(a.identity, b.identity)
+    return 0
+
+
+_JOINT_KINDS = frozenset({Kind.MODULE, Kind.OPTIMIZER})
 _CALLABLES = frozenset({Kind.REF, Kind.FUNCTION, Kind.CLASS})
 # facts that say someone else places a value's inputs or the value itself (DataParallel,
 # accelerate's hooks, a framework): kept when one path has them, since a meet must not be

@@ -453,3 +453,9 @@ def is_setting_attribute(node: cst.CSTNode | None) -> bool:
     if type(holder) is cst.Attribute and type(holder.value) is cst.Name and holder.value.value == "self":
         holder = holder.attr  # `self.cfg.device`: the settings object the instance keeps
     return type(holder) is cst.Name and holder.value in SETTING_HOLDERS
+
+
+def follows_a_tensor(test: cst.BaseExpression) -> bool:
+    """`"cuda" if x.is_cuda else "cpu"` names the device a tensor is already on: it is no CPU
+    fallback the program offers (a `.cuda()` elsewhere still needs a GPU, DEV202)."""
+    return type(test) is cst.Attribute and test.attr.value == "is_cuda"

@@ -141,6 +141,38 @@ def new_identity() -> int:
     return next(_identities)
 
 
+# joint identities: "one of these objects", for a name that holds a different object on each
+# path (`if resume: model = Net() ... else: model = Net()`). An in-place change of the joint
+# object (a move, a head replacement, a state load) is a change of the one object the path
+# holds; rules that match objects read both sides through `identities_of`. The same members
+# always give the same joint identity, so joins inside loops still reach their fixed point.
+_JOINT_BY_MEMBERS: dict[frozenset[int], int] = {}
+_JOINT_MEMBERS: dict[int, frozenset[int]] = {}
+_MAX_JOINT_MEMBERS = 8
+
+
+def identities_of(identity: int) -> frozenset[int]:
+    """The objects `identity` may be: its members for a joint identity, else itself (none for 0)."""
+    if not identity:
+        return frozenset()
+    return _JOINT_MEMBERS.get(identity) or frozenset((identity,))
+
+
+def joint_identity(a: int, b: int) -> int:
+    """The identity of "the object `a` or the object `b`" (0 when either is unknown, or for a
+    join of too many objects)."""
+    if not a or not b:
+        return 0
+    members = identities_of(a) | identities_of(b)
+    if len(members) > _MAX_JOINT_MEMBERS:
+        return 0
+    joint = _JOINT_BY_MEMBERS.get(members)
+    if joint is None:
+        joint = _JOINT_BY_MEMBERS[members] = new_identity()
+        _JOINT_MEMBERS[joint] = members
+    return joint
+
+
 @dataclass(frozen=True)
 class Value:
     kind: Kind = Kind.UNKNOWN

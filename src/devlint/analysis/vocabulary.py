@@ -63,6 +63,9 @@ class Fact:
     # library mode: a parameter of code no call reached; the first tensor-only use of it
     # (`x.unsqueeze(1)`, `x.dim()`) makes it a tensor on the caller's device
     LIBRARY_INPUT = "library_input"
+    # ... given the default None (`def forward(self, inputs=None)`): `inputs is None` tells the
+    # path where the caller gave none (analysis/narrowing.py)
+    OPTIONAL = "optional"
 
     TRUE = "bool=True"
     FALSE = "bool=False"

@@ -213,12 +213,21 @@ def factory_device(program: "Program", meet: "Meet") -> Fix | None:
     call = meet.host.origin.node if meet.host.origin is not None else None
     if not isinstance(call, cst.Call) or any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
         return None
+    if _legacy_constructor(call):
+        return None  # `torch.FloatTensor(n, device=...)` raises for any device but the CPU
     reference = factory_reference(meet)
     if reference is None:
         return None
     # `reference` is read by the factory's own arguments: it is bound where the keyword goes
     return edits.add_keyword(program, call, "device", f"{reference}.device",
                              f"create it on the device: `device={reference}.device`", safe=False)
+
+
+def _legacy_constructor(call: cst.Call) -> bool:
+    """`torch.Tensor(...)`, `torch.FloatTensor(...)`: typed constructors that take no `device=`."""
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name.endswith("Tensor")
 
 
 def factory_reference(meet: "Meet") -> str | None:

@@ -28,3 +28,8 @@ SIGNALS = re.compile("|".join((_WORDS,) + _LITERALS))
 # a text that puts something on a device itself (or hands data to a loader, reads a checkpoint)
 PLACES_DEVICES = re.compile(r"\.cuda\(|\.to\(|device_map|[\"']cuda|torch\.device\(|set_device|"
                             r"DataLoader|accelerator|\.numpy\(|torch\.load|map_location|CUDA_VISIBLE")
+
+# a text that defines a layer (`def forward(`): library mode runs its forward on the caller's
+# device, so it can report with no device word of its own, and the layers it is built from
+# (other project files) must be read to follow it
+DEFINES_LAYER = re.compile(r"\bdef\s+forward\s*\(")

@@ -30,6 +30,9 @@ rule = Rule(
         `forward` or a training loop and combined with the device inputs (an LSTM's initial
         hidden state, a mask, a one-hot target), they crash with `Expected all tensors to be
         on the same device`. Use `device=x.device`, a `*_like(x)` factory or `x.new_zeros(...)`.
+        The legacy typed constructors (`torch.FloatTensor(mu.shape)`, `torch.LongTensor([sos])`)
+        are factories too when the code builds them from sizes or its own values; they accept no
+        `device=` for a GPU, so build such tensors with `torch.empty` / `torch.tensor` instead.
     """,
     bad="""
         class Tagger(nn.Module):
@@ -87,6 +90,8 @@ def host_factories_meet_device(program: "Program") -> Iterator[Report]:
         name = value_name(meet.host, "the tensor")
         hint = _device_hint(meet)
         why = "its `device=` is the CPU here" if _given_device(program, origin.node) else "no `device=`"
+        if origin.description.endswith("Tensor(...)`"):  # a legacy typed constructor takes no device=
+            hint = f"build it with `torch.tensor(...)` / `torch.empty(...)` and {hint.replace('add ', '', 1)}"
         yield Report(
             node=origin.node,
             message=(

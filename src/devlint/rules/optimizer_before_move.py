@@ -3,7 +3,7 @@
 from typing import TYPE_CHECKING, Iterator
 
 from devlint.analysis.events import Move, Site, SiteKind
-from devlint.analysis.values import Kind, Value
+from devlint.analysis.values import Kind, Value, identities_of
 from devlint.analysis.vocabulary import Fact
 from devlint.findings import Severity
 from devlint.knowledge import matches
@@ -59,7 +59,10 @@ def optimizer_state_before_move(program: "Program") -> Iterator[Report]:
             continue
         owners: set[int] = set()
         for arg in made.args:
-            if not arg.value.place.on_device:
+            # parameters on the host on every path: on the host on some paths only (moved
+            # under a test before), the later move may be the one of a path that moved them
+            # already (and unknown ones may have been moved by a helper)
+            if arg.value.place.on_host:
                 owners |= _param_objects(arg.value)
         if not owners:
             continue
@@ -67,10 +70,10 @@ def optimizer_state_before_move(program: "Program") -> Iterator[Report]:
         loaded = False
         for later in events[index + 1:]:
             if isinstance(later, Site) and later.kind is SiteKind.OPTIMIZER_LOAD \
-                    and later.value.identity == made.value.identity:
+                    and made.value.identity in identities_of(later.value.identity):
                 loaded = True
                 continue
-            if isinstance(later, Move) and later.subject.identity in owners and later.target.on_device \
+            if isinstance(later, Move) and owners & identities_of(later.subject.identity) and later.target.on_device \
                     and later.subject.kind is Kind.MODULE:
                 if eager or loaded:
                     short = made.callee.rsplit(".", 1)[-1]

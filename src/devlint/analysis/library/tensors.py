@@ -83,7 +83,8 @@ def factory(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwa
         # `torch.tensor(rows)` wraps host data (DEV101 where it meets the device); made inside
         # forward it is a factory that forgot `device=` (DEV105), like torch.zeros anywhere
         category = ORIGIN_FACTORY
-        if qualname in tk.DATA_FACTORIES and (frame.ctx.role != "forward" or qualname in tk.HOST_ONLY_FACTORIES):
+        if qualname in tk.DATA_FACTORIES and (frame.ctx.role != "forward" or qualname in tk.HOST_ONLY_FACTORIES) \
+                and not _made_by_the_code(an, qualname, node, frame):
             category = ORIGIN_DATA
         value = Value(Kind.TENSOR, HOST, Origin(category, node, f"`{code_of(node.func)}(...)`"))
     else:
@@ -94,6 +95,68 @@ def factory(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwa
     an.emit_site(node, frame, SiteKind.FACTORY, qualname, value, call_arguments(node, args, kwargs), code_of(node),
                  constant_data=_constant_data(qualname, node, frame))
     return value
+
+
+_DISPLAYS = (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)
+
+
+def _made_by_the_code(an: Analyzer, qualname: str, node: cst.Call, frame: Frame) -> bool:
+    """Does a data constructor build its tensor from values the code itself writes, where a
+    factory that forgot `device=` is the bug (DEV105 at the constructor, not DEV101 at the use)?
+
+    Sizes given to a legacy typed constructor (`torch.FloatTensor(mu.shape)`) always are. A list
+    display or comprehension is in forward itself; in a function forward calls only when its
+    elements are computed there (`[table[int(v)] for v in labels]`; so is a method that library
+    mode runs on its caller's device), not stored data wrapped in a
+    list (`[self.state]`, which came in from outside: DEV101); in a loop elsewhere only when its
+    elements are number literals (`[[0.0] if d else [1.0] for d in done]`)."""
+    if qualname in tk.ZERO_COPY_FACTORIES or qualname not in tk.HOST_TENSOR_TYPES | {"torch.tensor"}:
+        return False
+    ctx = frame.ctx
+    in_forward = ctx.role == "forward"
+    called_by_forward = not in_forward and (any(c.endswith(".forward") for c in ctx.callers)
+                                            or ctx.role == "method" and an.library_mode and an.in_entry_code)
+    if not (in_forward or called_by_forward or ctx.loops):
+        return False
+    positional = [a.value for a in node.args if a.keyword is None and not a.star]
+    if not positional or len(positional) != len(node.args) and qualname != "torch.tensor":
+        return False
+    first = positional[0]
+    if qualname in tk.HOST_TENSOR_TYPES and (len(positional) > 1 or _sizes(first)):
+        return True
+    if type(first) is cst.BinaryOperation and type(first.operator) is cst.Multiply:
+        first = first.left  # `[sos_id] * batch_size`
+    if type(first) not in _DISPLAYS:
+        return False
+    leaves = _leaves(first)
+    if in_forward:
+        return True
+    if called_by_forward and not all(type(n) in (cst.Name, cst.Attribute) for n in leaves):
+        return True
+    return all(type(n) in (cst.Integer, cst.Float) for n in leaves)
+
+
+def _sizes(node: cst.BaseExpression) -> bool:
+    """`x.shape`, `x.size()`, `x.size(0)`, an integer literal: sizes, not data."""
+    if type(node) is cst.Integer:
+        return True
+    if type(node) is cst.Attribute:
+        return node.attr.value == "shape"
+    return type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "size"
+
+
+def _leaves(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The element expressions of a (nested) display or comprehension, the branches of
+    conditional elements taken apart; anything else is its own leaf."""
+    if type(node) is cst.List or type(node) is cst.Tuple:
+        return [leaf for element in node.elements for leaf in _leaves(element.value)]
+    if type(node) is cst.ListComp or type(node) is cst.GeneratorExp:
+        return _leaves(node.elt)
+    if type(node) is cst.IfExp:
+        return _leaves(node.body) + _leaves(node.orelse)
+    if type(node) is cst.UnaryOperation:
+        return _leaves(node.expression)
+    return [node]
 
 
 def _empty(node: cst.Call) -> bool:
