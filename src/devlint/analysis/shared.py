@@ -160,6 +160,7 @@ class Analyzer(Protocol):
     moved_classes: set[int]  # ids of classes with an instance moved to a device
     device_in_play: bool
     default_device: bool  # after torch.set_default_device(<a device>), in program order
+    default_unknown: bool  # after a default device (or tensor type) the analysis cannot tell
     availability_conds: set[str]
     # identity of a model quantised only when a flag holds (`load_in_8bit=load_in_8bit`) -> that flag
     dispatch_flags: dict[int, Literal]

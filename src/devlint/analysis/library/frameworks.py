@@ -74,7 +74,7 @@ def model_constructor(an: Analyzer, qualname: str, node: cst.Call, args: Args, k
     if "device" in kwargs:
         place = an.device_arg(node, [], kwargs, positional=None)
         return Value(Kind.MODULE, place or UNKNOWN_PLACE, origin, identity=new_identity(), qualname=qualname)
-    if frame.ctx.default_device or an.default_device:
+    if frame.ctx.default_device or an.default_device or an.default_unknown:
         return Value(Kind.MODULE, UNKNOWN_PLACE, origin, identity=new_identity(), qualname=qualname)
     return Value(Kind.MODULE, HOST, origin, identity=new_identity(), qualname=qualname)
 
