@@ -14,7 +14,7 @@ import libcst as cst
 from devlint.analysis import conditions, devices
 from devlint.analysis.events import SiteKind
 from devlint.analysis.flow import fork, join_envs, run_loop
-from devlint.analysis.narrowing import body_literals, else_literals, narrow, test_literal
+from devlint.analysis.narrowing import body_literals, else_literals, narrow, test_literal, type_test_decided
 from devlint.analysis.placement import alternatives, on_a_gpu
 from devlint.analysis.library.environment import record_cpu_test, record_env_write
 from devlint.analysis.shared import Analyzer, Frame
@@ -147,6 +147,9 @@ def exec_if(an: Analyzer, node: cst.If, frame: Frame) -> None:
     if known is not None:  # a literal, or a comparison of known constants: the other branch is dead
         _run_branch(an, node, frame, known)
         return
+    # a type test the value answers (`isinstance(x, np.ndarray)` of a tensor): the branch it
+    # rules out is not run (it stays a path, empty, so what follows the `if` is as before)
+    typed = type_test_decided(an, node.test, frame)
     lit = test_literal(an, node.test, frame, available)
     holds = frozenset(body_literals(an, node.test, frame, available))
     fails = frozenset(else_literals(an, node.test, frame, available))
@@ -168,11 +171,12 @@ def exec_if(an: Analyzer, node: cst.If, frame: Frame) -> None:
     body_frame = fork(frame, guarded=body_guarded)
     body_frame.path = body_path
     narrow(an, node.test, body_frame, True)
-    an.exec_block(block(node.body), body_frame)
+    if typed is not False:
+        an.exec_block(block(node.body), body_frame)
     else_frame = fork(frame, guarded=else_guarded)
     else_frame.path = else_path
     narrow(an, node.test, else_frame, False)
-    orelse = node.orelse
+    orelse = node.orelse if typed is not True else None
     if type(orelse) is cst.If:
         exec_if(an, orelse, else_frame)
         else_terminates = False
@@ -183,6 +187,12 @@ def exec_if(an: Analyzer, node: cst.If, frame: Frame) -> None:
     else:
         else_terminates = False
     body_terminates = terminates(block(node.body))
+    # the branch ruled out leaves no path, unless the other one leaves (what follows the `if`
+    # then runs for values the test rules out, as it reads: its narrowed names)
+    if typed is False:
+        body_terminates = not else_terminates
+    elif typed is True:
+        else_terminates = not body_terminates
     if body_terminates and not else_terminates:
         frame.env, frame.path = else_frame.env, else_frame.path
     elif else_terminates and not body_terminates:
