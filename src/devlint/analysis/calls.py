@@ -19,9 +19,9 @@ from devlint.analysis.conditions import Condition
 from devlint.analysis.events import Context, Meet, Site, SiteKind
 from devlint.analysis.identity import fresh_objects, shape
 from devlint.analysis.names import canonical
-from devlint.analysis.placement import MAX_ALTERNATIVES, alternatives, conditional, is_deviceish, join
+from devlint.analysis.placement import MAX_ALTERNATIVES, alternatives, conditional, is_deviceish, join, specialize
 from devlint.analysis.shared import Analyzer, Args, ClassInfo, Frame, Kwargs
-from devlint.analysis.syntax import block, code_of, dotted
+from devlint.analysis.syntax import block, bound_names, code_of, dotted
 from devlint.analysis.values import (
     CALLER,
     CONTAINERS,
@@ -36,7 +36,7 @@ from devlint.analysis.values import (
     Where,
     new_identity,
 )
-from devlint.analysis.vocabulary import Fact, default_str_fact_of, known_str
+from devlint.analysis.vocabulary import Fact, default_str_fact_of, known_bool, known_int, known_str
 from devlint.knowledge import conventions
 from devlint.analysis.library.annotations import annotated_value
 from devlint.analysis.members import proven_tensor
@@ -179,7 +179,7 @@ def _call_one_of(an: Analyzer, callee: Value, node: cst.Call, args: Args, kwargs
 
 def call_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, args: Args, kwargs: Kwargs,
                 frame: Frame, statement: bool) -> Value:
-    if name in _MOVES or name == "type" and args and tensor_type_place(args[0]) is not None:
+    if name in _MOVES or name == "type" and args and _retypes(args[0]):
         return an.move_call(receiver, name, node, args, kwargs, frame, statement)
     special = receiver_method(an, receiver, name, node, args, kwargs, frame)  # argparse, matplotlib axes
     if special is not None:
@@ -206,6 +206,14 @@ def call_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, args: 
             return an.call_function(method[1], [receiver] + args, kwargs, node, frame,
                                     class_info=method[0], is_method=True)
     return library_method(an, receiver, name, node, args, kwargs, frame)
+
+
+def _retypes(value: Value) -> bool:
+    """Is `x.type(value)` the legacy cast, which may move `x` (`torch.cuda.FloatTensor`, its name,
+    `y.type()` of another tensor, a type given by the caller), rather than a dtype conversion?"""
+    if tensor_type_place(value) is not None:
+        return True
+    return value.kind not in (Kind.DTYPE, Kind.STR, Kind.SCALAR, Kind.NONE)
 
 
 def call_super(an: Analyzer, name: str, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value | None:
@@ -298,6 +306,7 @@ def call_function(an: Analyzer, fn: cst.FunctionDef | cst.Lambda, args: Args, kw
     positional = list(params.posonly_params) + list(params.params)
     if is_method and positional:
         inner.self_name = positional[0].name.value
+    given = _given_constants(fn, env)
     an.active.append(id(fn))
     try:
         if isinstance(fn, cst.Lambda):  # (one ABC check a call: nothing beside running the body)
@@ -308,6 +317,8 @@ def call_function(an: Analyzer, fn: cst.FunctionDef | cst.Lambda, args: Args, kw
             result = UNKNOWN if generator else join_returns(an, inner.returns, fn, inner)
     finally:
         an.active.pop()
+    if given:
+        result = specialize(result, given)
     updates: dict[int, Value] = {}
     for value in args:
         if value.identity:
@@ -323,6 +334,29 @@ def call_function(an: Analyzer, fn: cst.FunctionDef | cst.Lambda, args: Args, kw
     if memo_key is not None:
         an.memo[memo_key] = (result, updates, tuple(a.identity for a in args), first_new)
     return result
+
+
+def _given_constants(fn: cst.CSTNode, env: dict[str, Value]) -> Condition:
+    """What this call's arguments state about the parameters the function never rebinds
+    (`gpu_id == 0` for `load(0)`): its branches still both run (a caller's constant does not
+    decide them, see Fact.CHOSEN), but a path of its result that needs `gpu_id == -1` cannot
+    be this call's."""
+    literals = []
+    rebound: frozenset[str] | None = None
+    for name, value in env.items():
+        if value.kind is Kind.NONE:
+            lit = (f"{name} is None", True)
+        elif (flag := known_bool(value)) is not None and value.kind is Kind.SCALAR and known_int(value) is None:
+            lit = (name, flag)
+        elif known_int(value) is not None:
+            lit = (f"{name} == {known_int(value)}", True)
+        else:
+            continue
+        if rebound is None:
+            rebound = bound_names(fn)
+        if name not in rebound:
+            literals.append(lit)
+    return frozenset(literals)
 
 
 def _bind_parameters(an: Analyzer, params: cst.Parameters, args: Args, kwargs: Kwargs, frame: Frame,

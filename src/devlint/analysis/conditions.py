@@ -131,9 +131,16 @@ def compatible(a: Condition, b: Condition) -> bool:
     joined = a | b
     available = set()
     bounds: dict[str, tuple[float, float]] = {}
+    states: dict[str, tuple] = {}
     for text, truth in joined:
         if truth and (text, False) in joined:
             return False
+        state = _state(text, truth)
+        if state is not None:
+            merged = _meet_states(states.get(state[0]), state[1:])
+            if merged is None:
+                return False
+            states[state[0]] = merged
         if truth and text in _AVAILABLE_TYPES:
             available.add(_AVAILABLE_TYPES[text])
         interval = _interval(text, truth)
@@ -145,6 +152,57 @@ def compatible(a: Condition, b: Condition) -> bool:
                 return False
             bounds[subject] = (low, high)
     return len(available) <= 1
+
+
+_NAME = r"[A-Za-z_][\w.]*"
+_EQUALITY = re.compile(rf"^({_NAME}) (==|is) (None|True|False|-?\d+|'[^'\\]*'|\"[^\"\\]*\")$")
+_BARE = re.compile(rf"^({_NAME})$")
+_NOTHING = object()
+
+
+@lru_cache(maxsize=4096)
+def _state(text: str, truth: bool) -> tuple | None:
+    """What a literal says about one variable, as (subject, truthiness, equal to, not equal
+    to): `x` holding says it is truthy, `x is None` that it is None, `allGPU == -1` failing that
+    it is not -1. A flag compared with `== False` is read as a flag (`not x`). None for other
+    tests."""
+    m = _BARE.match(text)
+    if m is not None:
+        return text, truth, _NOTHING, frozenset()
+    m = _EQUALITY.match(text)
+    if m is None:
+        return None
+    subject, constant = m.group(1), _constant_of(m.group(3))
+    if constant is True or constant is False:
+        return subject, truth == constant, _NOTHING, frozenset()
+    if truth:
+        return subject, bool(constant), constant, frozenset()
+    return subject, None, _NOTHING, frozenset({constant})
+
+
+def _constant_of(text: str) -> object:
+    if text in ("None", "True", "False"):
+        return {"None": None, "True": True, "False": False}[text]
+    if text[0] in "'\"":
+        return text[1:-1]
+    return int(text)
+
+
+def _meet_states(old: tuple | None, new: tuple) -> tuple | None:
+    """Both statements about one variable at once (truthiness, equal to, not equal to), or
+    None when they cannot hold together."""
+    if old is None:
+        return new
+    truthy = old[0] if new[0] is None else new[0]
+    if old[0] is not None and new[0] is not None and old[0] != new[0]:
+        return None
+    equal = old[1] if new[1] is _NOTHING else new[1]
+    if old[1] is not _NOTHING and new[1] is not _NOTHING and old[1] != new[1]:
+        return None
+    excluded = old[2] | new[2]
+    if equal is not _NOTHING and (equal in excluded or truthy is not None and bool(equal) != truthy):
+        return None
+    return truthy, equal, excluded
 
 
 _COMPARISON = re.compile(r"^([\w.\[\]()]+) (>=|<=|==|>|<) (-?\d+)$")

@@ -67,6 +67,9 @@ class Analysis:
         self.analysed: set[int] = set()  # ids of FunctionDefs analysed in some context
         self.moved_classes: set[int] = set()  # ids of ClassDefs with an instance moved to a device
         self.default_device = False  # after torch.set_default_device(<a device>) in program order
+        # after `torch.set_default_device(device)` / `set_default_tensor_type(...)` with an argument
+        # that may name an accelerator: a factory without `device=` is placed we cannot say where
+        self.default_unknown = False
         # normalised `if` tests computed from torch.cuda.is_available() (`use_cuda`): a device
         # chosen by one of them falls back to the CPU exactly when no GPU is there
         self.availability_conds: set[str] = set()

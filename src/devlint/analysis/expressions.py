@@ -16,7 +16,7 @@ import libcst as cst
 from devlint.analysis import conditions, devices
 from devlint.analysis.events import SiteKind
 from devlint.analysis.flow import fork
-from devlint.analysis.narrowing import narrow, test_literal
+from devlint.analysis.narrowing import narrow, test_literal, type_test_decided
 from devlint.analysis.library.environment import record_cpu_test
 from devlint.analysis.members import proven_tensor
 from devlint.analysis.placement import container_place, device_string_place, is_deviceish, join, union
@@ -382,7 +382,9 @@ def eval_boolean(an: Analyzer, node: cst.BooleanOperation, frame: Frame) -> Valu
 def eval_ifexp(an: Analyzer, node: cst.IfExp, frame: Frame) -> Value:
     test_value = an.eval(node.test, frame)
     known = decided(test_value)
-    if known is not None:  # a constant test: the other side never runs
+    if known is None:
+        known = type_test_decided(an, node.test, frame)
+    if known is not None:  # a constant test (or a type test the value answers): the other side never runs
         return an.eval(node.body if known else node.orelse, frame)
     available = "cuda" if test_value.has(Fact.CUDA_AVAILABLE) else "mps" if test_value.has(Fact.MPS_AVAILABLE) else None
     if available is not None:

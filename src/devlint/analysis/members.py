@@ -76,7 +76,13 @@ def get_attribute(an: Analyzer, owner: Value, attr: str, node: cst.CSTNode, fram
             return Value(Kind.DTYPE, NO_TENSORS, qualname=qualname)
         if qualname in tk.CUDA_TENSOR_TYPES or qualname in tk.HOST_TENSOR_TYPES:
             return tensor_type(qualname, node)
-        return an.project_value(qualname, frame) or ref(qualname)
+        in_project = an.project_value(qualname, frame)
+        if in_project is not None and (in_project.kind is Kind.DEVICE or in_project.has(Fact.DEVICE_STR)) \
+                and not in_project.place.on_device:
+            # `flair.device`, `pkg.device`: a package's device read live through the package, a
+            # setting any code may have assigned since (`pkg.device = ...`); never proven the CPU
+            return in_project.at(UNKNOWN_PLACE)
+        return in_project or ref(qualname)
     field = owner.get_field(attr)
     if field is not None:
         if owner.kind is Kind.MODULE and field.has(Fact.REGISTERED) and owner.place.known \

@@ -53,8 +53,10 @@ def move_call(an: Analyzer, receiver: Value, method: str, node: cst.Call, args: 
     target: Placement | None
     if method == "cpu":
         target = HOST
-    elif method == "type":  # `x.type(torch.cuda.FloatTensor)`: the legacy cast moves it
-        target = tensor_type_place(args[0]) or HOST
+    elif method == "type":
+        # `x.type(torch.cuda.FloatTensor)`: the legacy cast moves it; `x.type(y.type())` or a
+        # type given by the caller moves it where that type says, which we cannot tell
+        target = (tensor_type_place(args[0]) if args else None) or UNKNOWN_PLACE
     elif method == "cuda":
         target = _cuda_target(an, receiver, node, args, kwargs, frame)
     else:
@@ -71,6 +73,8 @@ def move_call(an: Analyzer, receiver: Value, method: str, node: cst.Call, args: 
                 target = value.place
             else:
                 target = an.place_of_device_value(value, arg_node)
+        if target is None and not candidates:
+            target = _spread_target(an, kwargs)
         if target is None:
             return receiver  # a dtype conversion, or a target we cannot tell
         if target.on_device and candidates and candidates[0][0].kind is Kind.STR and "cuda" in target.device \
@@ -79,6 +83,19 @@ def move_call(an: Analyzer, receiver: Value, method: str, node: cst.Call, args: 
     non_blocking = any(a.keyword is not None and a.keyword.value == "non_blocking" and type(a.value) is cst.Name
                        and a.value.value == "True" for a in node.args)
     return move_value(an, node, receiver, target, method, frame, statement, non_blocking)
+
+
+def _spread_target(an: Analyzer, kwargs: Kwargs) -> Placement | None:
+    """`x.to(**tpdv)` with `tpdv = dict(dtype=..., device=device)`: the device in the dict;
+    `x.to(*args)` or a dict we cannot read: a move to a device we cannot tell (never "not
+    moved"); a dict read whole that names no device: a dtype conversion (None)."""
+    spread = kwargs.get("**")
+    if spread is not None and spread.kind is Kind.DICT and spread.fields:
+        given = spread.get_field("device")
+        return an.place_of_device_value(given, None) if given is not None else None
+    if spread is not None or "*" in kwargs:
+        return UNKNOWN_PLACE
+    return None
 
 
 def _cuda_target(an: Analyzer, receiver: Value, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Placement:

@@ -312,6 +312,50 @@ def _narrow_optional(test: cst.Comparison, frame: Frame, holds: bool) -> None:
         frame.env[name] = value.evolve(facts=value.facts - {Fact.OPTIONAL})
 
 
+_ARRAY_TYPES = frozenset({"numpy.ndarray"})
+
+
+def type_test_decided(an: Analyzer, test: cst.BaseExpression, frame: Frame) -> bool | None:
+    """The answer of a type test (`isinstance(x, np.ndarray)`, `type(x) == torch.Tensor`,
+    `torch.is_tensor(x)`, negated or not) on a name whose value is known to be a tensor or an
+    array: the other branch cannot run with this value (`to_torch(x)` given a device tensor
+    never takes its `from_numpy` branch). None when the test is no such test or the kind is
+    not known."""
+    negated = False
+    while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        test, negated = test.expression, not negated
+    subject, tested, equal = _type_test(an, test, frame)
+    if subject is None:
+        return None
+    value = frame.env.get(subject)
+    if value is None or value.kind not in (Kind.TENSOR, Kind.NDARRAY):
+        return None
+    answer = (value.kind is Kind.TENSOR) == (tested == "tensor")
+    return answer != negated if equal else answer == negated
+
+
+def _type_test(an: Analyzer, test: cst.BaseExpression, frame: Frame) -> tuple[str | None, str, bool]:
+    """(the name tested, "tensor" or "array", whether the test holds when it is one)."""
+    if type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.left) is cst.Call \
+            and type(test.left.func) is cst.Name and test.left.func.value == "type" and len(test.left.args) == 1 \
+            and type(test.left.args[0].value) is cst.Name:
+        operator = type(test.comparisons[0].operator)
+        if operator not in (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot):
+            return None, "", True
+        probe = an.eval(test.comparisons[0].comparator, frame)
+        qualname = canonical(probe.qualname) if probe.kind is Kind.REF else ""
+        tested = "tensor" if qualname in tk.TENSOR_TYPES else "array" if qualname in _ARRAY_TYPES else ""
+        if not tested:
+            return None, "", True
+        return test.left.args[0].value.value, tested, operator in (cst.Equal, cst.Is)
+    if type(test) is not cst.Call or not test.args or type(test.args[0].value) is not cst.Name:
+        return None, "", True
+    tested = _tested_types(an, test, frame)
+    if tested not in ("tensor", "array"):
+        return None, "", True
+    return test.args[0].value.value, tested, True
+
+
 def _tested_types(an: Analyzer, test: cst.Call, frame: Frame) -> str:
     """"tensor" when the call tests for a tensor, "sequence" for a list or tuple, else ""."""
     callee = an.eval(test.func, frame)
@@ -334,6 +378,8 @@ def _tested_types(an: Analyzer, test: cst.Call, frame: Frame) -> str:
         return "tensor"
     if names and names <= _SEQUENCE_TYPES:
         return "sequence"
+    if names and names <= _ARRAY_TYPES:
+        return "array"
     return ""
 
 

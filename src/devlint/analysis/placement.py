@@ -66,6 +66,22 @@ def conditional(paths: Iterable[tuple[Condition, Placement]]) -> Placement:
     return Placement(Where.COND, place.device, place.node, conditions.text(condition), place.ident, tuple(kept))
 
 
+def specialize(value: Value, given: Condition, depth: int = 0) -> Value:
+    """`value` as one call of the function that made it returns it: the paths whose tests
+    cannot hold for the arguments of this call (`if gpu_id != -1:` in `load(0)`) are gone."""
+    place = value.place
+    if place.paths:
+        kept = [(c, p) for c, p in place.paths if conditions.compatible(c, given)]
+        if len(kept) < len(place.paths):
+            value = value.at(conditional(kept) if kept else UNKNOWN_PLACE)
+    if depth < 3 and (value.fields or value.elem is not None):
+        fields = tuple((k, specialize(f, given, depth + 1)) for k, f in value.fields)
+        elem = specialize(value.elem, given, depth + 1) if value.elem is not None else None
+        if elem is not value.elem or any(f is not old for (_, f), (_, old) in zip(fields, value.fields)):
+            value = value.evolve(fields=fields, elem=elem)
+    return value
+
+
 def on_a_gpu(place: Placement) -> bool:
     """On a device on every path of a machine that has a GPU (the CPU only as the fallback)."""
     paths = [p for c, p in alternatives(place) if not conditions.on_cpu_machine(c)]

@@ -161,6 +161,7 @@ class Analyzer(Protocol):
     analysed: set[int]  # ids of functions analysed in some context
     moved_classes: set[int]  # ids of classes with an instance moved to a device
     default_device: bool  # after torch.set_default_device(<a device>), in program order
+    default_unknown: bool  # after a default device (or tensor type) the analysis cannot tell
     availability_conds: set[str]
     # identity of a model quantised only when a flag holds (`load_in_8bit=load_in_8bit`) -> that flag
     dispatch_flags: dict[int, Literal]

@@ -15,12 +15,25 @@ import libcst as cst
 from devlint.analysis import conditions, devices
 from devlint.analysis.events import LoopKind, SiteKind
 from devlint.analysis.flow import fork, join_envs, run_loop
-from devlint.analysis.narrowing import body_literals, else_literals, narrow, placement_decides, test_literal
+from devlint.analysis.narrowing import body_literals, else_literals, narrow, placement_decides, test_literal, type_test_decided
 from devlint.analysis.placement import alternatives, on_a_gpu
 from devlint.analysis.library.environment import device_dispatch, record_cpu_test, record_env_write
 from devlint.analysis.shared import Analyzer, Frame
 from devlint.analysis.syntax import block, code_of, constant_key, dotted, terminates
-from devlint.analysis.values import NO_TENSORS, NONE_VALUE, ORIGIN_BATCH, STR, TENSORISH, UNKNOWN, Kind, Origin, Value, Where
+from devlint.analysis.values import (
+    NO_TENSORS,
+    NONE_VALUE,
+    ORIGIN_BATCH,
+    STR,
+    TENSORISH,
+    UNKNOWN,
+    Kind,
+    Origin,
+    Placement,
+    Value,
+    Where,
+    device_at,
+)
 from devlint.analysis.vocabulary import Fact, decided, known_str, str_fact_of
 from devlint.knowledge import conventions, matches
 from devlint.knowledge import libraries as lib
@@ -153,6 +166,9 @@ def exec_if(an: Analyzer, node: cst.If, frame: Frame) -> None:
     if known is not None:  # a literal, or a comparison of known constants: the other branch is dead
         _run_branch(an, node, frame, known)
         return
+    # a type test the value answers (`isinstance(x, np.ndarray)` of a tensor): the branch it
+    # rules out is not run (it stays a path, empty, so what follows the `if` is as before)
+    typed = type_test_decided(an, node.test, frame)
     lit = test_literal(an, node.test, frame, available)
     holds = frozenset(body_literals(an, node.test, frame, available))
     fails = frozenset(else_literals(an, node.test, frame, available))
@@ -178,11 +194,12 @@ def exec_if(an: Analyzer, node: cst.If, frame: Frame) -> None:
     body_frame = fork(frame, guarded=body_guarded, periodic=periodic)
     body_frame.path = body_path
     narrow(an, node.test, body_frame, True)
-    an.exec_block(block(node.body), body_frame)
+    if typed is not False:
+        an.exec_block(block(node.body), body_frame)
     else_frame = fork(frame, guarded=else_guarded)
     else_frame.path = else_path
     narrow(an, node.test, else_frame, False)
-    orelse = node.orelse
+    orelse = node.orelse if typed is not True else None
     if type(orelse) is cst.If:
         exec_if(an, orelse, else_frame)
         else_terminates = False
@@ -193,6 +210,12 @@ def exec_if(an: Analyzer, node: cst.If, frame: Frame) -> None:
     else:
         else_terminates = False
     body_terminates = terminates(block(node.body))
+    # the branch ruled out leaves no path, unless the other one leaves (what follows the `if`
+    # then runs for values the test rules out, as it reads: its narrowed names)
+    if typed is False:
+        body_terminates = not else_terminates
+    elif typed is True:
+        else_terminates = not body_terminates
     if body_terminates and not else_terminates:
         frame.env, frame.path = else_frame.env, else_frame.path
     elif else_terminates and not body_terminates:
@@ -252,6 +275,91 @@ def exec_for(an: Analyzer, node: cst.For, frame: Frame) -> None:
         an.exec_block(block(node.body), f)
 
     run_loop(frame, kind, body, node, _else_block(an, node.orelse))
+    if not keys:
+        _every_key_moved(an, node, frame)
+
+
+def _every_key_moved(an: Analyzer, node: cst.For, frame: Frame) -> None:
+    """`for k in enc: enc[k] = enc[k].to(device)` (or `for k, v in enc.items(): enc[k] =
+    v.to(device)`, under an `if` or not) over a mapping whose keys are not known: the loop
+    moves every key, so afterwards the mapping's tensors are where the move puts them."""
+    iterated, key_name, value_name = node.iter, "", ""
+    if type(node.target) is cst.Name:
+        key_name = node.target.value
+    elif type(node.target) is cst.Tuple and len(node.target.elements) == 2 \
+            and all(type(e.value) is cst.Name for e in node.target.elements):
+        key_name, value_name = (e.value.value for e in node.target.elements)  # type: ignore[attr-defined]
+        if not (type(iterated) is cst.Call and type(iterated.func) is cst.Attribute
+                and iterated.func.attr.value == "items" and not iterated.args):
+            return
+        iterated = iterated.func.value
+    if type(iterated) is cst.Call and type(iterated.func) is cst.Name and iterated.func.value in _KEY_VIEWS \
+            and len(iterated.args) == 1:
+        iterated = iterated.args[0].value
+    if type(iterated) is cst.Call and type(iterated.func) is cst.Attribute and iterated.func.attr.value == "keys":
+        iterated = iterated.func.value
+    if type(iterated) is not cst.Name or not key_name:
+        return
+    mapping = iterated.value
+    owner = frame.env.get(mapping)
+    if owner is None or owner.kind not in (Kind.DICT, Kind.BATCH, Kind.ENCODING):
+        return
+    place = None
+    for stmt in _key_loop_assignments(node):
+        if len(stmt.targets) != 1:
+            continue
+        target, moved = stmt.targets[0].target, stmt.value
+        if not (type(target) is cst.Subscript and type(target.value) is cst.Name and target.value.value == mapping
+                and len(target.slice) == 1 and type(target.slice[0].slice) is cst.Index
+                and code_of(target.slice[0].slice.value) == key_name):
+            continue
+        if type(moved) is not cst.Call or type(moved.func) is not cst.Attribute \
+                or moved.func.attr.value not in ("to", "cuda"):
+            continue
+        receiver = code_of(moved.func.value)
+        if receiver not in (f"{mapping}[{key_name}]", value_name):
+            continue
+        place = _move_target(an, moved, frame)
+    if place is None or not place.known:
+        return
+    fields = tuple((k, v.at(place) if v.kind in TENSORISH else v) for k, v in owner.fields)
+    elem = owner.elem.at(place) if owner.elem is not None and owner.elem.kind in TENSORISH else owner.elem
+    new = owner.evolve(fields=fields, elem=elem)
+    if owner.kind is not Kind.DICT:
+        new = new.at(place)
+    frame.env[mapping] = new
+    frame.sync_module_env()
+
+
+_TYPE_GUARD = re.compile(r"\b(is_tensor|isinstance|hasattr)\(")
+
+
+def _key_loop_assignments(node: cst.For) -> list[cst.Assign]:
+    """The assignments a key loop makes for every key: in its body, or under an `if` that only
+    tests the value's type (`if torch.is_tensor(enc[k]):`); not under a test of the key."""
+    found: list[cst.Assign] = []
+    for stmt in block(node.body):
+        lines = [stmt]
+        if type(stmt) is cst.If and stmt.orelse is None and _TYPE_GUARD.search(code_of(stmt.test)):
+            lines = list(block(stmt.body))
+        for line in lines:
+            if type(line) is cst.SimpleStatementLine:
+                found.extend(s for s in line.body if type(s) is cst.Assign)
+    return found
+
+
+def _move_target(an: Analyzer, call: cst.Call, frame: Frame) -> Placement | None:
+    """Where `x.to(device)` / `x.cuda()` puts a tensor, read from its arguments alone."""
+    if call.func.attr.value == "cuda":  # type: ignore[attr-defined]
+        return device_at("cuda", call, "cuda")
+    arg = next((a.value for a in call.args if a.keyword is None and not a.star
+                or a.keyword is not None and a.keyword.value == "device"), None)
+    if arg is None:
+        return None
+    value = an.eval(arg, frame)
+    if value.kind is Kind.TENSOR:
+        return value.place if value.place.known else None
+    return an.place_of_device_value(value, arg)
 
 
 _MAX_KEY_PASSES = 12

@@ -12,13 +12,14 @@ FACTORIES = frozenset({
     "torch.linspace", "torch.logspace", "torch.eye", "torch.rand", "torch.randn",
     "torch.randint", "torch.randperm", "torch.tensor", "torch.as_tensor", "torch.empty_strided",
     "torch.tril_indices", "torch.triu_indices", "torch.normal", "torch.bernoulli",
-    "torch.sparse_coo_tensor", "torch.complex",
+    "torch.sparse_coo_tensor",
     "torch.hann_window", "torch.hamming_window", "torch.blackman_window",
     "torch.bartlett_window", "torch.kaiser_window",
 })
 
-# samplers that are factories only when given numbers: given a tensor of probabilities or
-# means (`torch.bernoulli(p)`, `torch.normal(mean, std)`), the result is on that tensor's device
+# samplers that are factories only when given numbers: given a tensor of probabilities, means or
+# deviations (`torch.bernoulli(p)`, `torch.normal(0.0, std)`), the result is on that tensor's device
+# (`torch.complex(re, im)` is no factory at all: an operation on its two tensors)
 SAMPLING_FACTORIES = frozenset({"torch.bernoulli", "torch.normal", "torch.poisson", "torch.multinomial"})
 
 # factories whose result is host data handed to the program (reported as DEV101, not DEV105,
@@ -186,6 +187,9 @@ ANY_ACCELERATOR = frozenset({"torch.accelerator.current_accelerator"})
 # the names CUDA sites give `.cuda()` and `.to("cuda")` on a value (they initialise CUDA)
 TENSOR_CUDA_MOVES = frozenset({"Tensor.cuda", "Tensor.to"})
 SET_DEFAULT_DEVICE = frozenset({"torch.set_default_device"})
+# the legacy default: `set_default_tensor_type("torch.cuda.FloatTensor")` puts what float factories
+# and `torch.Tensor(...)` make on CUDA
+SET_DEFAULT_TENSOR_TYPE = frozenset({"torch.set_default_tensor_type"})
 NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode"})
 
 # torch.cuda calls that fail on a machine without a usable GPU (DEV202)

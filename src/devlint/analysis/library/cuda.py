@@ -89,7 +89,11 @@ def set_default_device(an: Analyzer, qualname: str, node: cst.Call, args: Args, 
         an.default_device = True
         an.emit_site(node, frame, SiteKind.DEFAULT_DEVICE, qualname, UNKNOWN)
     elif target is not None and target.on_host:
-        an.default_device = False
+        an.default_device = an.default_unknown = False
+    elif args or kwargs:
+        # `torch.set_default_device(device)` with a device chosen at run time: from here on a
+        # factory without `device=` may make its tensor on the accelerator
+        an.default_unknown = True
     return NONE_VALUE
 
 

@@ -55,6 +55,7 @@ ROWS: tuple[tuple[Matcher, Handler], ...] = (
     (_table(tk.CUDA_CALLS), cuda.cuda_call),
     (_table(tk.DEVICE_CONSTRUCTORS), cuda.device_constructor),
     (_table(tk.SET_DEFAULT_DEVICE), cuda.set_default_device),
+    (_table(tk.SET_DEFAULT_TENSOR_TYPE), tensors.set_default_tensor_type),
     (_table(tk.LIKE_FACTORIES), tensors.like_factory),
     (_table(tk.FACTORIES, tk.HOST_ONLY_FACTORIES), tensors.factory),
     (_table(tk.PARAMETER), tensors.parameter),

@@ -79,7 +79,7 @@ def model_constructor(an: Analyzer, qualname: str, node: cst.Call, args: Args, k
     if "device" in kwargs:
         chosen = an.device_arg(node, [], kwargs, positional=None)
         return Value(Kind.MODULE, chosen or UNKNOWN_PLACE, origin, identity=new_identity(), qualname=qualname)
-    if frame.ctx.default_device or an.default_device:
+    if frame.ctx.default_device or an.default_device or an.default_unknown:
         return Value(Kind.MODULE, UNKNOWN_PLACE, origin, identity=new_identity(), qualname=qualname)
     return Value(Kind.MODULE, HOST, origin, identity=new_identity(), qualname=qualname)
 

@@ -42,8 +42,11 @@ def scattering_wrapper(an: Analyzer, qualname: str, node: cst.Call, args: Args, 
     if qualname in tk.DDP_WRAPPERS and not ("device_ids" in kwargs or len(args) > 1):
         return NEXT
     inner = args[0] if args else kwargs.get("module", UNKNOWN)
+    # the wrapped module is registered as the submodule `module`: a move of the wrapper moves it,
+    # and `wrapper.module.weight.device` reads where it went
+    held = inner.with_facts(Fact.REGISTERED) if inner.kind is Kind.MODULE else inner
     value = inner.evolve(facts=inner.facts | {Fact.SCATTERS}, identity=new_identity(),
-                         fields=(("module", inner),), qualname=qualname)
+                         fields=(("module", held),), qualname=qualname)
     an.emit_site(node, frame, SiteKind.DATAPARALLEL, qualname, value, call_arguments(node, args, kwargs),
                  code_of(node))
     return value
@@ -76,6 +79,8 @@ def nn_module(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: K
     if frame.ctx.default_device or an.default_device:  # parameters made on the default device
         return Value(Kind.MODULE, device_at("the default device", node), origin, identity=new_identity(),
                      qualname=qualname)
+    if an.default_unknown:
+        return Value(Kind.MODULE, UNKNOWN_PLACE, origin, identity=new_identity(), qualname=qualname)
     return Value(Kind.MODULE, HOST, origin, identity=new_identity(), qualname=qualname)
 
 

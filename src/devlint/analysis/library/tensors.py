@@ -42,9 +42,17 @@ def like_factory(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs
 def factory(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> Value:
     """`torch.zeros(...)`, `torch.tensor(data)`, `torch.from_numpy(a)`: on the host unless
     `device=` (or a default device) places them."""
-    if qualname in tk.SAMPLING_FACTORIES and args and (args[0].kind is Kind.TENSOR or qualname != "torch.normal"
-                                                      and not is_number_expression(node.args[0].value)):
-        return torch_function(an, qualname, node, args, kwargs, frame)
+    if qualname in tk.SAMPLING_FACTORIES:
+        sampled = _sampled_from(qualname, node, args, kwargs)
+        if sampled is Kind.TENSOR:
+            return torch_function(an, qualname, node, args, kwargs, frame)
+        if sampled is Kind.UNKNOWN:
+            return Value(Kind.TENSOR, UNKNOWN_PLACE)
+    out = kwargs.get("out")
+    if out is not None:
+        # `torch.arange(n, out=buffer)` writes into `buffer`: it is where that tensor is
+        return Value(Kind.TENSOR, out.place if out.kind is Kind.TENSOR and out.place.known else UNKNOWN_PLACE,
+                     out.origin if out.kind is Kind.TENSOR else None)
     place = an.device_arg(node, [], kwargs, positional=None)
     spread = kwargs.get("**")
     if place is None and spread is not None:
@@ -73,6 +81,8 @@ def factory(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwa
         # factories follow the default device; from_numpy & the legacy constructors: not known
         value = Value(Kind.TENSOR, device_at("the default device", node) if qualname not in tk.HOST_ONLY_FACTORIES
                       else UNKNOWN_PLACE)
+    elif an.default_unknown and qualname != "torch.from_numpy":
+        value = Value(Kind.TENSOR, UNKNOWN_PLACE)  # a default device we cannot tell
     elif place is None and name in ("tensor", "as_tensor") and args and args[0].kind is Kind.TENSOR:
         value = Value(Kind.TENSOR, args[0].place, args[0].origin)
     elif place is None and name in ("tensor", "as_tensor") and args and args[0].kind is Kind.UNKNOWN \
@@ -157,6 +167,43 @@ def _leaves(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     if type(node) is cst.UnaryOperation:
         return _leaves(node.expression)
     return [node]
+
+
+# the arguments of a sampler that give its result a device when they are tensors (the rest is a
+# size, a count, a generator)
+_SAMPLED_POSITIONS = {"torch.normal": 2}
+_SAMPLED_KEYWORDS = frozenset({"input", "mean", "std"})
+
+
+def _sampled_from(qualname: str, node: cst.Call, args: Args, kwargs: Kwargs) -> Kind | None:
+    """What a sampler draws from: `Kind.TENSOR` when any of its parameters is a tensor
+    (`torch.normal(0.0, std)` is on `std`'s device), `Kind.UNKNOWN` when one may be
+    (an argument of unknown kind), None when all are numbers (a factory)."""
+    positional = [a.value for a in node.args if a.keyword is None and not a.star]
+    candidates = [(v, n) for v, n in zip(args, positional)][:_SAMPLED_POSITIONS.get(qualname, 1)]
+    candidates += [(v, next(a.value for a in node.args if a.keyword is not None and a.keyword.value == k))
+                   for k, v in kwargs.items() if k in _SAMPLED_KEYWORDS]
+    if any(v.kind is Kind.TENSOR for v, _ in candidates):
+        return Kind.TENSOR
+    if any(v.kind is not Kind.SCALAR and not is_number_expression(n) for v, n in candidates) \
+            or "*" in kwargs or "**" in kwargs:
+        return Kind.UNKNOWN
+    return None
+
+
+def set_default_tensor_type(an: Analyzer, qualname: str, node: cst.Call, args: Args, kwargs: Kwargs,
+                            frame: Frame) -> Value:
+    """`torch.set_default_tensor_type("torch.cuda.FloatTensor")`: factories make CUDA tensors
+    from here on; a type chosen at run time makes where they are unknown."""
+    given = args[0] if args else kwargs.get("t")
+    place = tensor_type_place(given) if given is not None else None
+    if place is not None and place.on_host:
+        an.default_device = an.default_unknown = False
+    elif place is not None and place.on_device:
+        an.default_device = True
+    elif given is not None:
+        an.default_unknown = True
+    return NONE_VALUE
 
 
 def _empty(node: cst.Call) -> bool:
