@@ -129,8 +129,9 @@ def call_value(an: Analyzer, callee: Value, node: cst.Call, args: Args, kwargs: 
 
 
 _HANDED = TENSORISH | {Kind.MODULE}
-# a test file (`tests/...`, `test_*.py`, `*_test.py`, `conftest.py`)
-_TEST_CODE = re.compile(r"(^|[\\/])(tests?[\\/]|test_[^\\/]*\.py$|[^\\/]*_test\.py$|conftest\.py$)")
+# a test file by its name (`test_*.py`, `*_test.py`, `conftest.py`); a `tests/` folder is not
+# asked for, since a project's own root may lie under one
+_TEST_CODE = re.compile(r"(^|[\\/])(test_[^\\/]*|[^\\/]*_test|conftest)\.py$")
 
 
 def _helper_meets_at_call(an: Analyzer, start: int, node: cst.Call, args: Args, kwargs: Kwargs, frame: Frame) -> None:
