@@ -93,6 +93,8 @@ def _spread_placement(kwargs: Kwargs) -> Kwargs | None:
     placing = ("device_map",) + tuple(lib.QUANTIZE_KWARGS)
     if not any(k in named for k in placing):
         return kwargs if any(k in kwargs for k in placing) else None
+    if "device_map" in named and named["device_map"].kind is Kind.UNKNOWN:
+        return None  # `param["device_map"] = device_map` under `if device_map is not None:`: maybe
     return {**named, **{k: v for k, v in kwargs.items() if k != "**"}}
 
 
