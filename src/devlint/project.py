@@ -95,6 +95,10 @@ class ProjectIndex:
         directory = path.resolve().parent
         self.add_root(_package_root(directory))
         self.add_root(directory)
+        if directory.name in ("tests", "test"):
+            # a test suite beside the program (`tests/` next to `src/`): its imports name the
+            # program's modules, as pytest's configured paths make them importable
+            self.add_root(directory.parent)
 
     def module_name(self, path: Path) -> tuple[str, str]:
         """(dotted module name, package) of a file under one of the roots."""
@@ -305,7 +309,9 @@ _SHARED: dict[tuple[Path, ...], ProjectIndex] = {}
 def index_for(path: str) -> ProjectIndex:
     """A per-process index for the project around `path` (shared by the files of one run)."""
     directory = Path(path).resolve().parent if path else Path.cwd()
-    key = (_package_root(directory), directory)
+    # the index also searches the folder devlint runs from: an index made from another folder
+    # resolves other modules (a `src/` layout found from the project root), so it is not shared
+    key = (_package_root(directory), directory, Path.cwd())
     index = _SHARED.get(key)
     if index is None:
         index = ProjectIndex()
