@@ -192,7 +192,7 @@ def call_module(an: Analyzer, module: Value, node: cst.Call, args: Args, kwargs:
             # DataParallel scatters host inputs itself, accelerate's hooks move them to each
             # block's device; the wrapper's own weights still must be placed
             reported = an.meet(node, [weights] + [v for v in inputs if v.place.on_device], operation, frame)
-        else:
+        elif method is None or not _moves_its_inputs_first(method[1]):
             reported = an.meet(node, [weights] + inputs, operation, frame, _input_sources(node, args, kwargs, inputs))
     if method is None and module.place.on_device and not reported:
         # a library model: its forward runs every registered part on the inputs
@@ -313,6 +313,38 @@ def module_method(an: Analyzer, receiver: Value, name: str, node: cst.Call, args
         facts = {Fact.PARAMS, Fact.PARAM_ITER} if name in tk.PARAMETER_ITERATORS else {Fact.PARAMS}
         return Value(Kind.UNKNOWN, receiver.place, facts=frozenset(facts), identity=receiver.identity)
     return UNKNOWN
+
+
+# the moves a forward may start with, putting an input where the module wants it
+_INPUT_MOVES = frozenset({"to", "cuda", "cpu", "type", "type_as"})
+
+
+def _moves_its_inputs_first(forward: cst.FunctionDef) -> bool:
+    """The program's forward starts by moving each of its inputs (`x = x.to(**self.tpdv)`,
+    `x = x.to(self.device)`): the caller's tensors never meet the module's state as they are, so
+    an unmoved module called with device tensors is no crash at the call (its forward, analysed
+    on its own, says where the moved input then meets what)."""
+    params = [p.name.value for p in forward.params.params[1:]]
+    if not params:
+        return False
+    moved: set[str] = set()
+    for statement in forward.body.body:
+        if type(statement) is not cst.SimpleStatementLine:
+            break
+        for small in statement.body:
+            if type(small) is cst.Expr and type(small.value) is cst.SimpleString:
+                continue  # the docstring
+            if type(small) is not cst.Assign or len(small.targets) != 1 \
+                    or type(small.targets[0].target) is not cst.Name:
+                return moved >= set(params[:1]) and bool(moved)
+            target, value = small.targets[0].target.value, small.value
+            if target in params and type(value) is cst.Call and type(value.func) is cst.Attribute \
+                    and value.func.attr.value in _INPUT_MOVES and type(value.func.value) is cst.Name \
+                    and value.func.value.value == target:
+                moved.add(target)
+            else:
+                return moved >= set(params[:1]) and bool(moved)
+    return moved >= set(params[:1]) and bool(moved)
 
 
 def _program_method(an: Analyzer, receiver: Value, method: tuple[ClassInfo, cst.FunctionDef], node: cst.Call,
