@@ -256,6 +256,12 @@ class Editor:
         return await asyncio.wait_for(self.client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
             text_document=types.TextDocumentIdentifier(uri=uri), previous_result_id=previous)), TIMEOUT_S)
 
+    async def pull_workspace(self, previous: dict[str, str] | None = None) -> types.WorkspaceDiagnosticReport:
+        """workspace/diagnostic (with the resultIds of the last answer, by URI)."""
+        return await asyncio.wait_for(self.client.workspace_diagnostic_async(types.WorkspaceDiagnosticParams(
+            previous_result_ids=[types.PreviousResultId(uri=u, value=v) for u, v in (previous or {}).items()])),
+            TIMEOUT_S)
+
     async def refreshed(self, after: int) -> None:
         """Wait for a workspace/diagnostic/refresh beyond the first `after`."""
         loop = asyncio.get_running_loop()

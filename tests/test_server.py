@@ -484,6 +484,30 @@ def test_one_publication_per_version_when_another_document_places_findings(tmp_p
     run(scenario)
 
 
+def test_pull_workspace_diagnostics(tmp_path: Path) -> None:
+    """workspace/diagnostic: a report for every open document, "unchanged" for one whose
+    resultId the client already has, and the new version of one that was edited."""
+    write(tmp_path, {"train.py": TRAIN, "utils.py": UTILS, "project_train.py": PROJECT_TRAIN})
+
+    async def scenario() -> None:
+        editor = await Editor.start(tmp_path, pull=True)
+        train, other = editor.open("train.py"), editor.open("project_train.py")
+        report = await editor.pull_workspace()
+        by_uri = {item.uri: item for item in report.items}
+        assert set(by_uri) == {train, other} and all(item.kind == "full" for item in report.items)
+        assert {"DEV107", "DEV201"} <= set(codes(by_uri[train].items))
+        ids = {uri: item.result_id for uri, item in by_uri.items()}
+        again = {item.uri: item for item in (await editor.pull_workspace(ids)).items}
+        assert {uri: item.kind for uri, item in again.items()} == {train: "unchanged", other: "unchanged"}
+        editor.edit(train, (DISCARDED_LINE, 8), (DISCARDED_LINE, 8), "x = ")
+        edited = {item.uri: item for item in (await editor.pull_workspace(ids)).items}
+        assert edited[train].kind == "full" and "DEV107" not in codes(edited[train].items)
+        assert edited[other].kind == "unchanged"
+        assert await editor.stop() == 0
+
+    run(scenario)
+
+
 def test_pull_diagnostics(tmp_path: Path) -> None:
     write(tmp_path, {"train.py": TRAIN, "utils.py": UTILS, "project_train.py": PROJECT_TRAIN})
 

@@ -1,4 +1,5 @@
-"""Pull diagnostics (`textDocument/diagnostic`, LSP 3.17) for clients that ask instead of waiting.
+"""Pull diagnostics (`textDocument/diagnostic` and `workspace/diagnostic`, LSP 3.17) for clients
+that ask instead of waiting.
 
 A client that declares the capability gets nothing pushed: it asks for a document (or a
 notebook cell) when it wants to, and the answer is the result for the version it has, checked
@@ -6,6 +7,9 @@ now if need be. Each report carries a `resultId` (the version and a digest of th
 client that asks again for an unchanged document gets an "unchanged" report. When a check
 changes what another document shows (an edit in a module it imports, a settings change), the
 server asks the client to pull again (`workspace/diagnostic/refresh`) if it supports that.
+`workspace/diagnostic` answers the same for every open document (each cell of an open notebook
+its own report): what devlint knows is what the editor has open, since the findings of a file
+depend on the unsaved text of the others.
 """
 
 from __future__ import annotations
@@ -78,7 +82,7 @@ def refresh(ls: DevlintServer) -> None:
 
 def register_pull(server: DevlintServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, types.DiagnosticOptions(
-        identifier=IDENTIFIER, inter_file_dependencies=True, workspace_diagnostics=False))
+        identifier=IDENTIFIER, inter_file_dependencies=True, workspace_diagnostics=True))
     async def document_diagnostic(ls: DevlintServer, params: types.DocumentDiagnosticParams
                                   ) -> types.DocumentDiagnosticReport:
         found = await diagnostics_for(ls, params.text_document.uri)
@@ -89,3 +93,32 @@ def register_pull(server: DevlintServer) -> None:
         if params.previous_result_id == result_id:
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
         return types.RelatedFullDocumentDiagnosticReport(items=diagnostics, result_id=result_id)
+
+    @server.feature(types.WORKSPACE_DIAGNOSTIC)
+    async def workspace_diagnostic(ls: DevlintServer, params: types.WorkspaceDiagnosticParams
+                                   ) -> types.WorkspaceDiagnosticReport:
+        previous = {p.uri: p.value for p in params.previous_result_ids}
+        items: list[types.WorkspaceFullDocumentDiagnosticReport | types.WorkspaceUnchangedDocumentDiagnosticReport] = []
+        for uri in _open_uris(ls):
+            found = await diagnostics_for(ls, uri)
+            if found is None:
+                continue
+            version, diagnostics = found
+            result_id = _result_id(version, diagnostics)
+            if previous.get(uri) == result_id:
+                items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(
+                    uri=uri, result_id=result_id, version=version))
+            else:
+                items.append(types.WorkspaceFullDocumentDiagnosticReport(
+                    uri=uri, items=diagnostics, result_id=result_id, version=version))
+        return types.WorkspaceDiagnosticReport(items=items)
+
+
+def _open_uris(ls: DevlintServer) -> list[str]:
+    """Every open Python document, and every code cell of every open notebook."""
+    uris = list(ls.documents)
+    for key in ls.notebooks:
+        notebook = ls.workspace.get_notebook_document(notebook_uri=key)
+        if notebook is not None:
+            uris += [cell.document for cell in notebook.cells if cell.kind == types.NotebookCellKind.Code]
+    return uris
