@@ -328,9 +328,16 @@ def type_test_decided(an: Analyzer, test: cst.BaseExpression, frame: Frame) -> b
     if subject is None:
         return None
     value = frame.env.get(subject)
-    if value is None or value.kind not in (Kind.TENSOR, Kind.NDARRAY):
+    if value is None:
         return None
-    answer = (value.kind is Kind.TENSOR) == (tested == "tensor")
+    kind = value.kind
+    if kind is Kind.UNKNOWN and value.place.on_device:
+        # moved to a device (`.to(self.device)` of a helper's result): an array never is, and
+        # code that converts "what is not a tensor" with `torch.from_numpy` takes it for one
+        kind = Kind.TENSOR
+    if kind not in (Kind.TENSOR, Kind.NDARRAY):
+        return None
+    answer = (kind is Kind.TENSOR) == (tested == "tensor")
     return answer != negated if equal else answer == negated
 
 
