@@ -195,6 +195,7 @@ def settings_fingerprint(settings: "CheckSettings") -> str:
         "move_helpers": sorted(config.move_helpers),
         "device_helpers": sorted(config.device_helpers),
         "library_mode": [config.library_mode, sorted(config.library_mode_exclude)],
+        "target_version": list(config.target_version) if config.target_version else None,
         "per_file_ignores": [[pattern, list(codes)] for pattern, codes in config.per_file_ignores],
         "per_file_root": str(config.per_file_root or ""),
         "extend_per_file_ignores": [[folder, pattern, list(codes)]

@@ -34,7 +34,7 @@ PYPROJECT = "pyproject.toml"
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "device-helpers", "move-helpers",
               "library-mode-exclude", "extend-exclude", "include", "fixable", "unfixable", "extend-safe-fixes",
               "extend-unsafe-fixes")
-_KNOWN_KEYS = frozenset(_LIST_KEYS + ("per-file-ignores", "fail-on", "library-mode", "extend",
+_KNOWN_KEYS = frozenset(_LIST_KEYS + ("per-file-ignores", "fail-on", "library-mode", "extend", "target-version",
                                       "extend-per-file-ignores", "respect-gitignore", "force-exclude", "cache-dir",
                                       "required-version", "rule-url-base"))
 # a run's own behaviour rather than a file's: read from the configuration of the folder devlint
@@ -64,6 +64,9 @@ class Config:
     # `library_mode_exclude` turns it off for the files its globs match
     library_mode: bool = True
     library_mode_exclude: tuple[str, ...] = ()
+    # `target-version = "py312"`: the Python the code is written for, when newer than the one
+    # that runs devlint (whose compiler otherwise decides what is a syntax error)
+    target_version: tuple[int, int] | None = None
     # `extend`: the files this one extends, nearest first, and their selections (applied first)
     extends: tuple[Path, ...] = ()
     inherited_layers: tuple[Layer, ...] = ()
@@ -358,6 +361,13 @@ def parse_config(section: dict[str, Any], path: Path, base: Config | None = None
 
     library_mode = flag("library-mode")
     library_mode_exclude = string_list("library-mode-exclude")
+    target = text("target-version")
+    target_version = None
+    if target is not None:
+        target_version = parse_target_version(target)
+        if target_version is None:
+            raise ConfigError(f"{_origin(path, 'target-version')}: must name a Python 3 version such as "
+                              f"\"py311\", got {target!r}")
 
     helpers: dict[str, tuple[str, ...] | None] = {}
     for key in ("device-helpers", "move-helpers"):
@@ -388,6 +398,7 @@ def parse_config(section: dict[str, Any], path: Path, base: Config | None = None
         move_helpers=_pick(helpers["move-helpers"], base.move_helpers),
         library_mode=_pick(library_mode, base.library_mode),
         library_mode_exclude=_pick(library_mode_exclude, base.library_mode_exclude),
+        target_version=_pick(target_version, base.target_version),
         extends=((base.source, *base.extends) if base.source is not None else base.extends),
         inherited_layers=inherited,
         respect_gitignore=_pick(flag("respect-gitignore"), base.respect_gitignore),
@@ -464,3 +475,13 @@ class CheckSettings:
 
     enabled: frozenset[str]
     config: Config = field(default_factory=Config)
+
+
+def parse_target_version(text: str) -> tuple[int, int] | None:
+    """`"py312"` (Ruff's spelling) or `"3.12"` as (3, 12); None for anything else."""
+    import re
+
+    found = re.fullmatch(r"py3(\d{1,2})|3\.(\d{1,2})", text.strip().lower())
+    if found is None:
+        return None
+    return 3, int(found.group(1) or found.group(2))

@@ -40,6 +40,18 @@ def _limit_error(text: str, path: str) -> Finding | None:
     return parse_error(path, f"cannot check this file: {nested[0]} (nothing in it was checked)", nested[1])
 
 
+def _newer_syntax(text: str, target: tuple[int, int] | None) -> bool:
+    """The code is written for a Python newer than the one running devlint, and libcst's grammar
+    (which follows the newer releases) accepts it: its syntax error here says nothing about it."""
+    if target is None or target <= sys.version_info[:2]:
+        return False
+    try:
+        parse_module(text)
+    except Exception:  # noqa: BLE001 - libcst's grammar refuses it too: the interpreter's verdict stands
+        return False
+    return True
+
+
 def python_error(text: str, path: str) -> Finding | None:
     """DEV000 where CPython itself refuses the text (devlint.validity), else None."""
     problem = syntax_problem(text, path)
@@ -101,13 +113,16 @@ def check_text(
     device_helpers: frozenset[str] = frozenset(),
     depends: set[str] | None = None,
     library_mode: bool = True,
+    target_version: tuple[int, int] | None = None,
 ) -> list[Finding]:
     """Analyse one Python source and return its findings (unsuppressed, unranked).
 
     `enabled` limits the rules that run (None: every rule). A source that cannot be parsed
     gives one DEV000 finding. Suppression comments, configuration and ranking are applied
     by the caller (devlint.runner). `library_mode` (the `library-mode` setting): code no call
-    reaches runs on its caller's device.
+    reaches runs on its caller's device. `target_version` (the `target-version` setting): code
+    written for a Python newer than this one is judged by libcst's grammar where this
+    interpreter's compiler refuses it.
     """
     dev000 = enabled is None or "DEV000" in enabled
     too_large = size_problem(len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass")))
@@ -117,7 +132,7 @@ def check_text(
     # CPython decides what is Python, at its own position (devlint.validity); then devlint's
     # limits, which only a valid text reaches (its DEV000 says it is devlint's limit)
     invalid = python_error(text, path)
-    if invalid is not None:
+    if invalid is not None and not _newer_syntax(text, target_version):
         return [invalid] if dev000 else []
     beyond = _limit_error(text, path)
     if beyond is not None:

@@ -135,7 +135,8 @@ def check_unit(unit: SourceUnit, settings: CheckSettings, *, depends: set[str] |
         from devlint import engine  # here: a run served by the cache never loads libcst
 
         findings = engine.check_text(unit.text, unit.display, enabled=settings.enabled, depends=depends,
-                                     library_mode=settings.config.library_mode_for(unit.path), **helpers)
+                                     library_mode=settings.config.library_mode_for(unit.path),
+                                     target_version=settings.config.target_version, **helpers)
         if unit.cell_errors and PARSE_ERROR_CODE in settings.enabled:
             findings = [f for f in findings if f.code != PARSE_ERROR_CODE] + _cell_parse_errors(unit)
     ignored = settings.config.ignored_for(unit.path)

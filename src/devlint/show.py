@@ -68,6 +68,7 @@ def show_settings(tree: Any, files: Sequence[Any], targets: Sequence[str]) -> in
         ("device-helpers", config.device_helpers), ("move-helpers", config.move_helpers),
         ("library-mode", config.library_mode_for(file.path)),
         ("library-mode-exclude", config.library_mode_exclude),
+        ("target-version", f"py3{config.target_version[1]}" if config.target_version else None),
         ("fixable", config.fixable), ("unfixable", config.unfixable),
         ("extend-safe-fixes", config.extend_safe_fixes), ("extend-unsafe-fixes", config.extend_unsafe_fixes),
         ("respect-gitignore", config.respect_gitignore is not False),
