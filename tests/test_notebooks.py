@@ -122,6 +122,20 @@ def test_a_syntax_error_is_placed_in_its_cell(project, invoke) -> None:
     assert finding["code"] == "DEV000" and finding["cell"] == 3 and finding["line"] in (2, 3)
 
 
+def test_line_magics_inside_a_python_cell_magic_and_automagics_are_ipython(project, invoke) -> None:
+    """`%%capture` runs its body as IPython code (its `%pip` line too), and automagic runs `cd
+    repo` or `pip install x` without their `%`: none is a syntax error, and the code around them
+    is checked (the discarded move below is still found). `cd = 1`-style lines stay Python."""
+    project.write("nb.ipynb", _notebook(
+        ("code", "%%capture\n%pip install torch\nimport torch\n"),
+        ("code", "cd first-order-model\npip install -q einops\n"),
+        ("code", "ls = [1, 2]\nx = torch.ones(2)\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+                 "x.to(device)\n"),
+    ))
+    found = json_findings(invoke, "nb.ipynb")
+    assert [(f["code"], f["cell"], f["line"]) for f in found] == [("DEV107", 3, 4)]
+
+
 def test_suppression_comment_inside_a_cell(project, invoke) -> None:
     cells = (
         ("code", """

@@ -323,6 +323,13 @@ def _is_python_notebook(document: dict) -> bool:
     return True
 
 
+# IPython's automagic (on by default): a line magic written without its `%` at the start of a
+# line (`cd data`, `pip install x`, `ls -l`), its argument not an operator, so it cannot be the
+# start of a Python statement (`cd = 1`, `pip.main()` and `ls(x)` stay Python)
+_AUTOMAGIC = re.compile(r"^(cd|pip|conda|ls|pwd|env|mkdir|rm|cp|mv|cat|who|whos|reset|load_ext|matplotlib)"
+                        r"(?:[ \t]+(?![=(\[.+*/%&|^<>!,:;@-]|(?:in|is|if|and|or|not|else|for)\b)\S.*|[ \t]*)$")
+
+
 def _python_lines_of_cell(source: str) -> list[str]:
     """The cell's lines with IPython-only syntax commented out (same line count as the cell)."""
     lines = split_lines(source)
@@ -333,12 +340,14 @@ def _python_lines_of_cell(source: str) -> list[str]:
         magic = first[2:].split(maxsplit=1)[0] if first[2:].strip() else ""
         if magic not in _PYTHON_CELL_MAGICS:
             return ["# " + line if line.strip() else line for line in lines]
-        return ["# " + lines[0]] + lines[1:]
+        # the body of `%%capture`, `%%time`: IPython code, its own line magics included
+        return ["# " + lines[0]] + _python_lines_of_cell("\n".join(lines[1:]))[: len(lines) - 1]
     out = []
     continued = False  # inside an IPython line that a trailing backslash continues
     for line in lines:
         stripped = line.lstrip()
-        if continued or stripped.startswith(("%", "!")) or _MAGIC_ASSIGN.match(line) or _HELP_LINE.match(line):
+        if continued or stripped.startswith(("%", "!")) or _MAGIC_ASSIGN.match(line) or _HELP_LINE.match(line) \
+                or _AUTOMAGIC.match(line):
             indent = line[: len(line) - len(stripped)]
             # keep the indentation so a magic inside a block leaves the block well formed; the
             # continuation lines of a shell command are part of it (IPython joins them)
